@@ -1,0 +1,17 @@
+"""`python -m bench`: every benchmark, one table of figures against their targets."""
+
+from __future__ import annotations
+
+from bench import turn_overhead
+from bench.report import print_table
+
+
+def main() -> None:
+    figures = []
+    figures += turn_overhead.run()
+    print()
+    print_table(figures)
+
+
+if __name__ == "__main__":
+    main()

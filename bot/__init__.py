@@ -1,0 +1,3 @@
+"""A Telegram assistant with long-term memory."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,130 @@
+"""`python -m bot` / `memory-bot`: start the bot in Telegram or in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from bot import __version__
+from bot.app import BotApp
+from bot.logging_setup import setup_logging
+from bot.settings import NO_LLM_MESSAGE, Settings
+
+EPILOG = """environment (or .env; see .env.example):
+  OPENAI_API_KEY       key of the OpenAI-compatible API
+  OPENAI_BASE_URL      its base URL; a local server (Ollama, vLLM, llama.cpp) needs no key
+  TELEGRAM_BOT_TOKEN   from @BotFather; when set, the bot runs in Telegram
+  RAG_API_KEY          LightRAG server key (sent as X-API-Key)
+  BOT_DATA_DIR         where sessions and memory live (default: data)
+  BOT_RUNTIME_CONFIG   runtime config file (default: preferences/runtime-config.json)
+  BOT_PROMPTS_DIR      prompt files (default: preferences/prompts)
+  LOG_LEVEL            DEBUG, INFO, WARNING or ERROR (default: INFO)
+
+Options given here win over the environment. Runtime config edits apply on the next message."""
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bot",
+        description="A chat assistant with long-term memory, on any OpenAI-compatible LLM.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--channel",
+        choices=("auto", "terminal", "telegram"),
+        default="auto",
+        help="telegram when TELEGRAM_BOT_TOKEN is set, else terminal (default: auto)",
+    )
+    parser.add_argument(
+        "--env-file",
+        type=Path,
+        default=Path(".env"),
+        metavar="PATH",
+        help="file with environment variables (default: .env)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="PATH",
+        help="runtime config file (overrides BOT_RUNTIME_CONFIG)",
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, metavar="PATH", help="data directory (overrides BOT_DATA_DIR)"
+    )
+    parser.add_argument(
+        "--prompts-dir",
+        type=Path,
+        metavar="PATH",
+        help="prompt files directory (overrides BOT_PROMPTS_DIR)",
+    )
+    parser.add_argument("--log-level", metavar="LEVEL", help="overrides LOG_LEVEL")
+    parser.add_argument(
+        "--log-file",
+        type=Path,
+        metavar="PATH",
+        help="write logs here (terminal chat default: <data dir>/bot.log)",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser.parse_args(argv)
+
+
+def load_settings(args: argparse.Namespace) -> Settings:
+    overrides = {
+        "runtime_config_path": args.config,
+        "data_dir": args.data_dir,
+        "prompts_dir": args.prompts_dir,
+        "log_level": args.log_level,
+    }
+    return Settings(
+        _env_file=args.env_file,  # type: ignore[call-arg]
+        **{name: value for name, value in overrides.items() if value is not None},
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        settings = load_settings(args)
+    except ValidationError as exc:
+        print(f"Invalid setting: {exc}", file=sys.stderr)
+        return 2
+    if not settings.llm_configured:
+        print(NO_LLM_MESSAGE, file=sys.stderr)
+        return 2
+    channel = args.channel
+    if channel == "auto":
+        channel = "telegram" if settings.telegram_bot_token else "terminal"
+    if channel == "telegram" and settings.telegram_bot_token is None:
+        print("The Telegram channel needs TELEGRAM_BOT_TOKEN (from @BotFather).", file=sys.stderr)
+        return 2
+
+    log_file = args.log_file or (settings.data_dir / "bot.log" if channel == "terminal" else None)
+    setup_logging(settings.log_level, settings.secret_values(), log_file)
+    try:
+        return asyncio.run(run(settings, channel))
+    except KeyboardInterrupt:
+        return 0
+
+
+async def run(settings: Settings, channel: str) -> int:
+    app = BotApp.build(settings)
+    try:
+        if channel == "telegram":
+            print("The Telegram channel is not available in this build yet.", file=sys.stderr)
+            return 2
+        from bot.adapters.terminal import TerminalChannel
+
+        terminal = TerminalChannel()
+        await terminal.run(lambda message: app.handle(message, terminal))
+        return 0
+    finally:
+        await app.aclose()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Adapters: the outside world (LLM API, terminal, Telegram, LightRAG) behind the ports."""

@@ -1,0 +1,274 @@
+"""The LLM port on the `openai` SDK: OpenAI, OpenRouter, Ollama, vLLM, llama.cpp alike.
+
+Retries are ours (tenacity), not the SDK's, so that a 429's Retry-After is honoured exactly and
+the whole retry time is bounded. Every failure leaves as an `LlmError` whose message a user can
+read; the exception types of `openai` never reach the pipeline.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import time
+import uuid
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_before_delay,
+    wait_random_exponential,
+)
+
+from bot.conversation import ChatMessage, ToolCall
+from bot.ports.llm import LlmError, LlmRequest, LlmResponse, TextListener, ToolSpec
+
+log = logging.getLogger(__name__)
+
+_backoff = wait_random_exponential(multiplier=0.5, max=20)
+
+
+class OpenAiLlm:
+    """`LlmPort` over `AsyncOpenAI.chat.completions`, streaming when a listener is given."""
+
+    def __init__(self, client: AsyncOpenAI) -> None:
+        self._client = client
+        # OpenAI's reasoning models refuse `max_tokens`; switched once when the API says so.
+        self._max_tokens_field = "max_tokens"
+
+    @classmethod
+    def connect(cls, api_key: str | None, base_url: str | None) -> OpenAiLlm:
+        """A client for `base_url` (OpenAI when None); local servers accept any key."""
+        client = AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, max_retries=0)
+        return cls(client)
+
+    @property
+    def base_url(self) -> str:
+        return str(self._client.base_url)
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def complete(
+        self, request: LlmRequest, on_text: TextListener | None = None
+    ) -> LlmResponse:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(request.retry_attempts)
+            | stop_before_delay(request.retry_max_seconds),
+            wait=_wait_honouring_retry_after,
+            retry=retry_if_exception(_is_transient),
+            before_sleep=_log_retry,
+            reraise=True,
+        )
+        started = time.monotonic()
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await self._complete_once(request, on_text)
+        except openai.OpenAIError as exc:
+            attempts = retrying.statistics.get("attempt_number", 1)
+            raise _as_llm_error(exc, request, attempts, time.monotonic() - started) from exc
+        raise AssertionError("unreachable: tenacity either returns or raises")
+
+    async def _complete_once(
+        self, request: LlmRequest, on_text: TextListener | None
+    ) -> LlmResponse:
+        try:
+            return await self._call(request, on_text)
+        except openai.BadRequestError as exc:
+            if self._max_tokens_field == "max_tokens" and "max_completion_tokens" in str(exc):
+                self._max_tokens_field = "max_completion_tokens"
+                return await self._call(request, on_text)
+            raise
+
+    async def _call(self, request: LlmRequest, on_text: TextListener | None) -> LlmResponse:
+        # Messages and tools are plain JSON already. Passed as `extra_body` they skip the SDK's
+        # recursive TypedDict transform, which costs about a millisecond per turn with history.
+        body: dict[str, Any] = {
+            "messages": [_to_openai(m) for m in request.messages],
+            self._max_tokens_field: request.max_output_tokens,
+        }
+        if request.tools:
+            body["tools"] = [_tool_to_openai(spec) for spec in request.tools]
+        create = self._client.chat.completions.create
+        common: dict[str, Any] = {
+            "model": request.model,
+            "messages": [],
+            "temperature": request.temperature,
+            "timeout": request.timeout_seconds,
+            "extra_body": body,
+        }
+        if on_text is None:
+            return _from_completion(await create(**common))
+        return await _collect_stream(await create(**common, stream=True), on_text)
+
+
+def _to_openai(message: ChatMessage) -> dict[str, Any]:
+    data: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        data["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+    if message.role == "tool":
+        data["tool_call_id"] = message.tool_call_id
+    elif data["content"] is None and not message.tool_calls:
+        data["content"] = ""
+    return data
+
+
+def _tool_to_openai(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        },
+    }
+
+
+def _from_completion(completion: Any) -> LlmResponse:
+    if not completion.choices:
+        raise LlmError("The language model sent an empty response. Please try again.")
+    choice = completion.choices[0]
+    message = choice.message
+    calls = [
+        ToolCall(
+            id=call.id or _new_call_id(),
+            name=call.function.name,
+            arguments=call.function.arguments or "{}",
+        )
+        for call in (message.tool_calls or [])
+        if getattr(call, "function", None) is not None
+    ]
+    return LlmResponse(text=message.content, tool_calls=calls, finish_reason=choice.finish_reason)
+
+
+async def _collect_stream(stream: Any, on_text: TextListener) -> LlmResponse:
+    """Assemble a streamed answer: text deltas go to `on_text`, tool-call deltas are joined."""
+    text = ""
+    slots: dict[int, dict[str, str]] = {}
+    finish_reason = None
+    async for chunk in stream:
+        if not chunk.choices:
+            continue
+        choice = chunk.choices[0]
+        finish_reason = choice.finish_reason or finish_reason
+        delta = choice.delta
+        if delta is None:
+            continue
+        if delta.content:
+            text += delta.content
+            await on_text(text)
+        for part in delta.tool_calls or []:
+            slot = slots.setdefault(part.index or 0, {"id": "", "name": "", "arguments": ""})
+            slot["id"] = part.id or slot["id"]
+            if part.function is not None:
+                slot["name"] = slot["name"] or (part.function.name or "")
+                slot["arguments"] += part.function.arguments or ""
+    calls = [
+        ToolCall(id=s["id"] or _new_call_id(), name=s["name"], arguments=s["arguments"] or "{}")
+        for _, s in sorted(slots.items())
+    ]
+    return LlmResponse(text=text or None, tool_calls=calls, finish_reason=finish_reason)
+
+
+def _new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """Worth another attempt: rate limits, server errors, time-outs, dropped connections."""
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500 or exc.status_code == 408
+    return isinstance(exc, openai.APIConnectionError)
+
+
+def _wait_honouring_retry_after(state: RetryCallState) -> float:
+    exc = state.outcome.exception() if state.outcome else None
+    hinted = retry_after_seconds(exc) if exc is not None else None
+    return hinted if hinted is not None else _backoff(state)
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The server's own wait hint (`retry-after-ms`, or `Retry-After` in seconds or a date)."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _log_retry(state: RetryCallState) -> None:
+    exc = state.outcome.exception() if state.outcome else None
+    wait = state.next_action.sleep if state.next_action else 0
+    log.warning(
+        "[LLM] attempt %d failed (%s); retrying in %.1fs", state.attempt_number, _brief(exc), wait
+    )
+
+
+def _brief(exc: BaseException | None) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection failed"
+    return type(exc).__name__
+
+
+def _as_llm_error(
+    exc: openai.OpenAIError, request: LlmRequest, attempts: int, elapsed: float
+) -> LlmError:
+    tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
+    detail = f"{_brief(exc)} {tries} in {elapsed:.1f}s: {exc}"
+    log.error("[LLM] request failed: %s", detail)
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        message = (
+            f"The language model refused our credentials (HTTP {exc.status_code}). "
+            "The bot's operator needs to check OPENAI_API_KEY."
+        )
+    elif isinstance(exc, openai.NotFoundError):
+        message = (
+            f"The language model '{request.model}' was not found (HTTP 404). The bot's operator "
+            "needs to check llm.model and OPENAI_BASE_URL."
+        )
+    elif isinstance(exc, openai.RateLimitError):
+        message = (
+            f"The language model is rate-limiting me (HTTP 429) and did not recover {tries}. "
+            "Please try again in a minute."
+        )
+    elif isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
+        message = (
+            f"The language model service is failing (HTTP {exc.status_code}) {tries}. "
+            "Please try again in a few minutes."
+        )
+    elif isinstance(exc, openai.APIStatusError):
+        message = f"The language model refused this request (HTTP {exc.status_code})."
+    elif isinstance(exc, openai.APITimeoutError):
+        message = (
+            f"The language model did not answer within {request.timeout_seconds:g} seconds "
+            f"({tries}). Please try again."
+        )
+    elif isinstance(exc, openai.APIConnectionError):
+        message = f"I can't reach the language model server ({tries}). Please try again later."
+    else:
+        message = "The language model sent an answer I could not read. Please try again."
+    return LlmError(message, detail)

@@ -1,0 +1,68 @@
+"""`/new`, `/help` and `/status`: the commands every channel has."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.commands.registry import Command, CommandCall, CommandRegistry
+from bot.config import RuntimeConfigStore
+from bot.ports.sessions import SessionStore
+from bot.ports.status import StatusProvider
+from bot.tools import ToolRegistry
+
+
+@dataclass
+class CoreCommands:
+    """Handlers of the channel-independent commands, bound to the stores they read."""
+
+    registry: CommandRegistry
+    sessions: SessionStore
+    config: RuntimeConfigStore
+    tools: ToolRegistry
+    llm_endpoint: str
+    status_providers: Sequence[StatusProvider] = ()
+
+    def register(self) -> None:
+        self.registry.register(Command("new", "start a fresh conversation", self.new))
+        self.registry.register(Command("status", "model, session and memory status", self.status))
+        self.registry.register(Command("help", "list the commands", self.help))
+
+    async def new(self, call: CommandCall) -> str:
+        await self.sessions.archive(call.message.address.session_key)
+        return (
+            "Started a fresh conversation. What we said before is set aside; "
+            "what I remember long-term stays."
+        )
+
+    async def help(self, call: CommandCall) -> str:
+        return self.registry.help_text()
+
+    async def status(self, call: CommandCall) -> str:
+        config = self.config.current()
+        session = await self.sessions.load(call.message.address.session_key)
+        tools = ", ".join(t.name for t in self.tools.enabled(config.tools)) or "none"
+        since = session.created_at.strftime("%Y-%m-%d %H:%M UTC")
+        size = f"{session.turn_count} turns ({len(session.messages)} messages)"
+        lines = [
+            f"Model: {config.llm.model} at {self.llm_endpoint}",
+            f"This chat: {size} since {since}",
+            f"Tools: {tools}",
+            f"Short-term memory: {_on_off(config.memory.enabled)}",
+            f"Long-term memory (LightRAG): {_on_off(config.rag.enabled)}",
+            f"Streaming replies (Telegram): {_on_off(config.telegram.streaming)}",
+        ]
+        for provider in self.status_providers:
+            lines += await provider.status_lines(call.message.user_id)
+        if self.config.last_error:
+            lines.append(
+                f"⚠ Runtime config: the last edit of {self.config.path} was rejected "
+                f"({self.config.last_error}); the previous valid config is in force."
+            )
+        else:
+            lines.append(f"Runtime config: {self.config.path} (valid)")
+        return "\n".join(lines)
+
+
+def _on_off(flag: bool) -> str:
+    return "on" if flag else "off"

@@ -1,0 +1,69 @@
+"""Slash commands that work the same in every channel."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot.conversation import IncomingMessage
+
+_COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]+))?(?:\s+(.*))?$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class CommandCall:
+    """A parsed command: `/forget@MyBot 42` is name `forget`, bot `MyBot`, args `42`."""
+
+    name: str
+    args: str
+    bot_username: str | None
+    message: IncomingMessage
+
+
+CommandHandler = Callable[[CommandCall], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    description: str
+    handler: CommandHandler
+    in_menu: bool = True
+
+
+def parse_command(message: IncomingMessage) -> CommandCall | None:
+    """The command at the start of the message, or None when it is ordinary text."""
+    match = _COMMAND.match(message.text.strip())
+    if match is None:
+        return None
+    name, bot, args = match.groups()
+    return CommandCall(name.lower(), (args or "").strip(), bot, message)
+
+
+class CommandRegistry:
+    """Named commands; later features register theirs (`/memory`, `/forget`, `/start`)."""
+
+    def __init__(self) -> None:
+        self._commands: dict[str, Command] = {}
+
+    def register(self, command: Command) -> None:
+        if command.name in self._commands:
+            raise ValueError(f"command /{command.name} is already registered")
+        self._commands[command.name] = command
+
+    def get(self, name: str) -> Command | None:
+        return self._commands.get(name)
+
+    def menu(self) -> list[Command]:
+        return [c for c in self._commands.values() if c.in_menu]
+
+    async def run(self, call: CommandCall) -> str:
+        command = self._commands.get(call.name)
+        if command is None:
+            return f"Unknown command /{call.name}. Send /help to see what I can do."
+        return await command.handler(call)
+
+    def help_text(self) -> str:
+        lines = [f"/{c.name} — {c.description}" for c in self.menu()]
+        return "Commands:\n" + "\n".join(lines) + "\n\nAnything else you write is a message to me."

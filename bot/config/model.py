@@ -1,0 +1,102 @@
+"""The runtime config: `preferences/runtime-config.json` as typed, validated sections.
+
+Every field has a default, so a partial file works and a missing file means defaults. JSON keys
+are camelCase (`rag.queryMode`), Python attributes snake_case (`config.rag.query_mode`).
+Unknown keys are kept aside (pydantic `extra="allow"`) only so the loader can warn about them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic.alias_generators import to_camel
+
+
+class Section(BaseModel):
+    """Base of every section: camelCase keys, immutable, unknown keys collected for a warning."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=True
+    )
+
+
+class LlmConfig(Section):
+    """The model and the limits of one turn's tool loop."""
+
+    model: str = Field("gpt-4o-mini", min_length=1, description="Model name sent to the API.")
+    temperature: float = Field(0.7, ge=0, le=2)
+    max_output_tokens: int = Field(1024, ge=1, le=1_000_000)
+    request_timeout_seconds: float = Field(60, gt=0, le=3600, description="One LLM request.")
+    max_tool_iterations: int = Field(8, ge=1, le=100, description="LLM calls in one turn.")
+    max_tool_calls: int = Field(16, ge=0, le=1000, description="Tool calls in one turn.")
+    turn_deadline_seconds: float = Field(180, gt=0, le=3600, description="Whole turn, wall clock.")
+    tool_timeout_seconds: float = Field(20, gt=0, le=600)
+    tool_output_max_chars: int = Field(8000, ge=100, le=1_000_000)
+    history_token_budget: int = Field(8000, ge=256, le=2_000_000)
+    retry_attempts: int = Field(4, ge=1, le=20, description="Attempts per LLM request.")
+    retry_max_seconds: float = Field(60, ge=0, le=3600, description="Total time spent retrying.")
+
+
+class TelegramConfig(Section):
+    """Telegram channel behaviour (see docs/TELEGRAM.md)."""
+
+    allowed_users: list[int] = Field(default_factory=list)
+    streaming: bool = True
+
+
+QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]
+
+
+class RagConfig(Section):
+    """Long-term memory through a LightRAG server; the six fields of the product spec."""
+
+    enabled: bool = False
+    url: str = "http://localhost:9621"
+    api_key: SecretStr = SecretStr("")
+    query_mode: QueryMode = "hybrid"
+    timeout_seconds: float = Field(10, gt=0, le=600)
+    index_min_length: int = Field(50, ge=0)
+
+
+class MemoryConfig(Section):
+    """Short-term structured memory (`# Memory`)."""
+
+    enabled: bool = True
+
+
+class RateLimitConfig(Section):
+    """Per-user message rate limit."""
+
+    messages_per_minute: int = Field(20, ge=1, le=10_000)
+
+
+class ToolsConfig(Section):
+    """One enable flag per built-in tool; a tool without a flag here is on."""
+
+    current_time: bool = True
+    calculator: bool = True
+
+    def is_enabled(self, tool_name: str) -> bool:
+        return bool(getattr(self, tool_name, True))
+
+
+class RuntimeConfig(Section):
+    """The whole runtime config; read once per turn so an edit applies on the next turn."""
+
+    llm: LlmConfig = Field(default_factory=LlmConfig)
+    telegram: TelegramConfig = Field(default_factory=TelegramConfig)
+    rag: RagConfig = Field(default_factory=RagConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    rate_limit: RateLimitConfig = Field(default_factory=RateLimitConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+
+
+def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:
+    """Dotted paths of keys in the file that no field knows, e.g. `rag.queryMod`."""
+    found = [f"{prefix}{key}" for key in (model.model_extra or {})]
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            found += unknown_keys(value, f"{prefix}{field.alias or name}.")
+    return found

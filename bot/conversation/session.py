@@ -1,0 +1,54 @@
+"""A chat's session: its messages since the last `/new`, and the slice of it sent to the LLM."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from bot.conversation.messages import ChatMessage, utc_now
+
+# A cheap, dependency-free estimate: English averages about four characters per token.
+CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD_TOKENS = 4
+
+
+class Session(BaseModel):
+    """Persisted as one JSON file per chat; `/new` archives it and starts a fresh one."""
+
+    key: str
+    created_at: datetime = Field(default_factory=utc_now)
+    updated_at: datetime = Field(default_factory=utc_now)
+    messages: list[ChatMessage] = Field(default_factory=list)
+
+    @property
+    def turn_count(self) -> int:
+        return sum(1 for m in self.messages if m.role == "user")
+
+
+def estimate_tokens(message: ChatMessage) -> int:
+    chars = len(message.content or "")
+    chars += sum(len(call.name) + len(call.arguments) for call in message.tool_calls)
+    return chars // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS
+
+
+def recent_history(messages: list[ChatMessage], token_budget: int) -> list[ChatMessage]:
+    """The newest whole turns that fit in `token_budget`; the last turn is always kept.
+
+    Turns are cut only at user messages, so a tool result never loses the call it answers.
+    """
+    turns: list[list[ChatMessage]] = []
+    for message in messages:
+        if message.role == "user" or not turns:
+            turns.append([])
+        turns[-1].append(message)
+
+    kept: list[list[ChatMessage]] = []
+    used = 0
+    for turn in reversed(turns):
+        cost = sum(estimate_tokens(m) for m in turn)
+        if kept and used + cost > token_budget:
+            break
+        kept.append(turn)
+        used += cost
+    return [message for turn in reversed(kept) for message in turn]

@@ -1,0 +1,64 @@
+"""Logging set-up with a redactor, so no secret reaches a log line or a traceback."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+REDACTED = "***"
+# python-telegram-bot puts the bot token in every request URL (".../bot<token>/getUpdates").
+_TELEGRAM_TOKEN_IN_URL = re.compile(r"/bot\d+:[A-Za-z0-9_-]+")
+
+
+class RedactingFormatter(logging.Formatter):
+    """Formats a record, then blanks out every known secret in it, traceback included."""
+
+    def __init__(self, fmt: str, secrets: Iterable[str] = ()) -> None:
+        super().__init__(fmt)
+        self._secrets: list[str] = []
+        self.add_secrets(secrets)
+
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        """Remember more secrets; longest first so a secret that contains another goes whole."""
+        merged = {*self._secrets, *(s for s in secrets if s and len(s) >= 4)}
+        self._secrets = sorted(merged, key=len, reverse=True)
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return _TELEGRAM_TOKEN_IN_URL.sub("/bot" + REDACTED, text)
+
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def setup_logging(level: str, secrets: Iterable[str], log_file: Path | None = None) -> None:
+    """Route all logs through the redactor: to `log_file` when given, else to stderr.
+
+    With a log file (the terminal chat, where log lines would garble the conversation) only
+    warnings and errors also go to stderr.
+    """
+    formatter = RedactingFormatter(LOG_FORMAT, secrets)
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.setLevel(level.upper())
+
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setFormatter(formatter)
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.FileHandler(log_file, encoding="utf-8")
+        file_handler.setFormatter(formatter)
+        root.addHandler(file_handler)
+        stderr.setLevel(logging.WARNING)
+    root.addHandler(stderr)
+
+    # Request URLs at INFO are noise (and, for Telegram, carry the token): keep them out.
+    for noisy in ("httpx", "httpx2", "httpcore", "openai", "telegram.ext.Updater"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

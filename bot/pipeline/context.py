@@ -1,0 +1,55 @@
+"""What one turn carries from system to system: typed fields, no string-keyed attributes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.config import RuntimeConfig
+from bot.conversation import ChatMessage, IncomingMessage, Session
+from bot.ports.channel import ChannelPort, ReplyStream
+
+
+@dataclass(frozen=True)
+class SystemFailure:
+    """A system that raised; recorded so later systems and the reply guarantee can see it."""
+
+    system: str
+    error: str
+
+
+@dataclass
+class TurnContext:
+    """One turn: the message, its session, the config snapshot, and what the systems produce."""
+
+    message: IncomingMessage
+    session: Session
+    config: RuntimeConfig
+    channel: ChannelPort
+    stream: ReplyStream | None = None
+
+    # Filled by context building (20).
+    system_prompt: str = ""
+    memory_pack: str = ""
+    rag_context: str = ""
+    skill: str | None = None
+
+    # Filled by the tool loop (30).
+    turn_messages: list[ChatMessage] = field(default_factory=list)
+    """Assistant and tool messages of this turn, complete, ready to append to the session."""
+    final_text: str | None = None
+    """The model's final answer; None when there is none."""
+    notice: str | None = None
+    """What to tell the user instead of an answer (LLM down, a limit reached)."""
+
+    # Filled by response routing (60).
+    reply_sent: bool = False
+
+    failures: list[SystemFailure] = field(default_factory=list)
+
+    @property
+    def user_text(self) -> str:
+        return self.message.text
+
+    @property
+    def user_id(self) -> str:
+        return self.message.user_id

@@ -1,0 +1,59 @@
+"""The ordered pipeline: systems run by ascending order, each isolated from the others' failures."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable
+from typing import Protocol
+
+from bot.pipeline.context import SystemFailure, TurnContext
+
+log = logging.getLogger(__name__)
+
+
+class System(Protocol):
+    """One step of a turn. Depends on ports, never on another system or an adapter."""
+
+    name: str
+    order: int
+
+    def should_process(self, ctx: TurnContext) -> bool: ...
+
+    async def process(self, ctx: TurnContext) -> None: ...
+
+
+class DuplicateOrderError(ValueError):
+    """Two systems claim the same order, so their relative order would be an accident."""
+
+
+class Pipeline:
+    """Runs systems in order; a system that raises is logged and recorded, and the next runs."""
+
+    def __init__(self, systems: Iterable[System]) -> None:
+        self.systems: list[System] = sorted(systems, key=lambda s: s.order)
+        seen: dict[int, str] = {}
+        for system in self.systems:
+            if system.order in seen:
+                raise DuplicateOrderError(
+                    f"systems {seen[system.order]!r} and {system.name!r} both have order "
+                    f"{system.order}; give each a unique order"
+                )
+            seen[system.order] = system.name
+
+    async def run(self, ctx: TurnContext) -> None:
+        for system in self.systems:
+            started = time.perf_counter()
+            try:
+                if system.should_process(ctx):
+                    await system.process(ctx)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.exception("[Pipeline] %s failed: %s", system.name, exc)
+                ctx.failures.append(SystemFailure(system.name, f"{type(exc).__name__}: {exc}"))
+            finally:
+                if log.isEnabledFor(logging.DEBUG):
+                    elapsed = (time.perf_counter() - started) * 1000
+                    log.debug("[Pipeline] %s took %.2f ms", system.name, elapsed)

@@ -1,0 +1,123 @@
+"""Order 30: call the LLM, run the tools it asks for, repeat until a final answer or a limit."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from bot.config.model import LlmConfig
+from bot.conversation import ChatMessage, recent_history
+from bot.pipeline.context import TurnContext
+from bot.ports.llm import LlmError, LlmPort, LlmRequest, LlmResponse, ToolSpec
+from bot.tools import ToolContext, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+
+class TurnLimitReached(Exception):
+    """A per-turn limit stopped the loop; the message is for the user."""
+
+
+class ToolLoopSystem:
+    """Produces `ctx.final_text`, or `ctx.notice` when the LLM fails or a limit is reached.
+
+    Messages of the turn are collected apart and handed over only with a final answer, so the
+    session never holds a tool call without its result or a turn cut off half-way.
+    """
+
+    name = "ToolLoop"
+    order = 30
+
+    def __init__(self, llm: LlmPort, tools: ToolRegistry) -> None:
+        self._llm = llm
+        self._tools = tools
+
+    def should_process(self, ctx: TurnContext) -> bool:
+        return ctx.final_text is None
+
+    async def process(self, ctx: TurnContext) -> None:
+        limits = ctx.config.llm
+        try:
+            async with asyncio.timeout(limits.turn_deadline_seconds):
+                messages = await self._run(ctx, limits)
+        except LlmError as exc:
+            log.warning("[ToolLoop] LLM failed: %s", exc)
+            ctx.notice = exc.user_message
+            return
+        except TurnLimitReached as exc:
+            ctx.notice = str(exc)
+            return
+        except TimeoutError:
+            log.warning("[ToolLoop] turn deadline of %ss reached", limits.turn_deadline_seconds)
+            ctx.notice = (
+                f"I couldn't finish within {limits.turn_deadline_seconds:g} seconds, so I stopped. "
+                "Please try again, or ask for less at once."
+            )
+            return
+        ctx.turn_messages = messages
+        ctx.final_text = messages[-1].content or ""
+
+    async def _run(self, ctx: TurnContext, limits: LlmConfig) -> list[ChatMessage]:
+        history = recent_history(ctx.session.messages, limits.history_token_budget)
+        prompt = [ChatMessage(role="system", content=ctx.system_prompt), *history]
+        turn: list[ChatMessage] = []
+        tool_calls_made = 0
+        on_text = ctx.stream.update if ctx.stream is not None else None
+        tool_context = ToolContext(user_id=ctx.user_id, session_key=ctx.session.key)
+        specs = self._tools.specs(ctx.config.tools)
+
+        for _ in range(limits.max_tool_iterations):
+            request = _request(limits, prompt + turn, specs)
+            response = await self._llm.complete(request, on_text)
+            if not response.tool_calls:
+                turn.append(ChatMessage.assistant(response.text or ""))
+                return turn
+            tool_calls_made += len(response.tool_calls)
+            if tool_calls_made > limits.max_tool_calls:
+                log.warning("[ToolLoop] llm.maxToolCalls (%d) reached", limits.max_tool_calls)
+                raise TurnLimitReached(
+                    f"I stopped after {limits.max_tool_calls} tool calls without reaching an "
+                    "answer. Please try again, or ask for less at once."
+                )
+            turn.append(ChatMessage.assistant(response.text, response.tool_calls))
+            turn += await self._run_tools(ctx, limits, response, tool_context)
+
+        log.warning("[ToolLoop] llm.maxToolIterations (%d) reached", limits.max_tool_iterations)
+        raise TurnLimitReached(
+            f"I stopped after {limits.max_tool_iterations} model calls without reaching an "
+            "answer. Please try again, or ask for less at once."
+        )
+
+    async def _run_tools(
+        self, ctx: TurnContext, limits: LlmConfig, response: LlmResponse, tool_context: ToolContext
+    ) -> list[ChatMessage]:
+        results = await asyncio.gather(
+            *(
+                self._tools.execute(
+                    call,
+                    tool_context,
+                    ctx.config.tools,
+                    limits.tool_timeout_seconds,
+                    limits.tool_output_max_chars,
+                )
+                for call in response.tool_calls
+            )
+        )
+        messages = []
+        for call, result in zip(response.tool_calls, results, strict=True):
+            log.info("[ToolLoop] tool %s -> %d chars", call.name, len(result))
+            messages.append(ChatMessage.tool_result(call.id, result))
+        return messages
+
+
+def _request(limits: LlmConfig, messages: list[ChatMessage], specs: list[ToolSpec]) -> LlmRequest:
+    return LlmRequest(
+        messages=messages,
+        model=limits.model,
+        temperature=limits.temperature,
+        max_output_tokens=limits.max_output_tokens,
+        timeout_seconds=limits.request_timeout_seconds,
+        tools=specs,
+        retry_attempts=limits.retry_attempts,
+        retry_max_seconds=limits.retry_max_seconds,
+    )

@@ -1,0 +1,1 @@
+"""Small protocols the pipeline depends on; adapters implement them."""

@@ -1,0 +1,33 @@
+"""Where replies go: Telegram, the terminal, or a test's recorder."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from bot.conversation import ChatAddress
+
+
+class ReplyStream(Protocol):
+    """One reply shown while it is being written, then finished with its final text."""
+
+    async def update(self, text: str) -> None:
+        """Show `text`, all of the answer so far. May be throttled or skipped."""
+        ...
+
+    async def finish(self, text: str) -> None:
+        """Replace whatever was shown with the final `text` (formatted, split if long)."""
+        ...
+
+
+class ChannelPort(Protocol):
+    """A way to talk to people. The pipeline never sees a channel's own exceptions' types."""
+
+    name: str
+
+    async def send(self, address: ChatAddress, text: str) -> None:
+        """Deliver a complete reply to `address`."""
+        ...
+
+    def open_stream(self, address: ChatAddress) -> ReplyStream | None:
+        """A stream for the reply to `address`, or None when this channel does not stream."""
+        ...

@@ -1,0 +1,60 @@
+"""The LLM as the pipeline sees it: one request in, text or tool calls out."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.conversation import ChatMessage, ToolCall
+
+TextListener = Callable[[str], Awaitable[None]]
+"""Called while an answer streams in, with all of the answer's text so far."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A function the model may call, in JSON-schema terms."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LlmRequest:
+    """One chat completion, with the limits the adapter must honour."""
+
+    messages: list[ChatMessage]
+    model: str
+    temperature: float
+    max_output_tokens: int
+    timeout_seconds: float
+    tools: list[ToolSpec] = field(default_factory=list)
+    retry_attempts: int = 1
+    retry_max_seconds: float = 0
+
+
+@dataclass(frozen=True)
+class LlmResponse:
+    """The model's answer: final text, or tool calls to run first."""
+
+    text: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+
+
+class LlmError(Exception):
+    """The LLM gave no answer, retries included. `user_message` is safe to show the user."""
+
+    def __init__(self, user_message: str, detail: str = "") -> None:
+        super().__init__(detail or user_message)
+        self.user_message = user_message
+
+
+class LlmPort(Protocol):
+    async def complete(
+        self, request: LlmRequest, on_text: TextListener | None = None
+    ) -> LlmResponse:
+        """Answer `request`; stream text to `on_text` when given. Raises `LlmError`."""
+        ...

@@ -1,0 +1,73 @@
+"""Secrets and paths from the environment or `.env`.
+
+Everything an operator may want to change while the bot runs lives in the runtime config
+(`preferences/runtime-config.json`); this module holds only what is fixed for the life of the
+process and what must never be written to a file a user may share: keys and tokens.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+NO_LLM_MESSAGE = """No LLM is configured, so the bot cannot answer.
+Set one of these in the environment or in .env (copy .env.example to .env for a template),
+then start the bot again:
+
+  OPENAI_API_KEY=sk-...
+      OpenAI, or a hosted OpenAI-compatible API such as OpenRouter
+      (then also OPENAI_BASE_URL=https://openrouter.ai/api/v1)
+  OPENAI_BASE_URL=http://localhost:11434/v1
+      a local server, which needs no key: Ollama (port 11434), vLLM
+      (http://localhost:8000/v1) or llama.cpp's llama-server (http://localhost:8080/v1)
+
+Pick the model in preferences/runtime-config.json, field llm.model."""
+
+
+class Settings(BaseSettings):
+    """Process-wide settings. Secrets are `SecretStr`, so they never print by accident."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        env_ignore_empty=True,
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    telegram_bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("TELEGRAM_BOT_TOKEN", "telegram_bot_token")
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key")
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url")
+    )
+    rag_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("RAG_API_KEY", "rag_api_key")
+    )
+    data_dir: Path = Field(
+        default=Path("data"), validation_alias=AliasChoices("BOT_DATA_DIR", "data_dir")
+    )
+    runtime_config_path: Path = Field(
+        default=Path("preferences/runtime-config.json"),
+        validation_alias=AliasChoices("BOT_RUNTIME_CONFIG", "runtime_config_path"),
+    )
+    prompts_dir: Path = Field(
+        default=Path("preferences/prompts"),
+        validation_alias=AliasChoices("BOT_PROMPTS_DIR", "prompts_dir"),
+    )
+    log_level: str = Field(default="INFO", validation_alias=AliasChoices("LOG_LEVEL", "log_level"))
+
+    @property
+    def llm_configured(self) -> bool:
+        """An API key, or a base URL of a local server that needs none."""
+        return self.openai_api_key is not None or self.openai_base_url is not None
+
+    def secret_values(self) -> list[str]:
+        """Every secret this process knows, for the log redactor."""
+        secrets = (self.telegram_bot_token, self.openai_api_key, self.rag_api_key)
+        return [s.get_secret_value() for s in secrets if s is not None and s.get_secret_value()]

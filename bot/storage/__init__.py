@@ -1,0 +1,1 @@
+"""Files on disk: atomic writes and the session store."""

@@ -1,0 +1,94 @@
+"""Sessions as JSON files under `<data dir>/sessions/`, one per chat, written atomically."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections import OrderedDict
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import quote
+
+from pydantic import ValidationError
+
+from bot.conversation import Session, utc_now
+from bot.storage.atomic import write_atomic
+
+log = logging.getLogger(__name__)
+
+
+class JsonSessionStore:
+    """`SessionStore` on files, with a small in-memory cache of recently used sessions.
+
+    The cache is safe because every turn of a chat runs under that chat's lock and this process
+    is the only writer. A session is serialised on the event loop (so no other coroutine can
+    change it half-way) and written and fsynced on a worker thread (so the loop never waits on
+    the disk). A damaged file is moved aside (`*.corrupt-<time>.json`), never deleted.
+    """
+
+    def __init__(self, directory: Path, cache_size: int = 512) -> None:
+        self.directory = directory
+        self.archive_dir = directory / "archive"
+        self._cache: OrderedDict[str, Session] = OrderedDict()
+        self._cache_size = cache_size
+        directory.mkdir(parents=True, exist_ok=True)
+
+    def path_for(self, key: str) -> Path:
+        return self.directory / f"{quote(key, safe='-_.')}.json"
+
+    async def load(self, key: str) -> Session:
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        session = await asyncio.to_thread(self._read, key)
+        self._remember(session)
+        return session
+
+    async def save(self, session: Session) -> None:
+        session.updated_at = utc_now()
+        data = session.model_dump_json().encode("utf-8")
+        self._remember(session)
+        await asyncio.to_thread(write_atomic, self.path_for(session.key), data)
+
+    async def archive(self, key: str) -> None:
+        self._cache.pop(key, None)
+        await asyncio.to_thread(self._archive_file, self.path_for(key))
+
+    def _archive_file(self, path: Path) -> None:
+        if path.exists():
+            self.archive_dir.mkdir(parents=True, exist_ok=True)
+            os.replace(path, self.archive_dir / f"{path.stem}.{_stamp(utc_now())}.json")
+
+    def _read(self, key: str) -> Session:
+        path = self.path_for(key)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return Session(key=key)
+        try:
+            session = Session.model_validate_json(raw)
+        except ValidationError as exc:
+            aside = path.with_name(f"{path.stem}.corrupt-{_stamp(utc_now())}.json")
+            os.replace(path, aside)
+            log.warning(
+                "[Sessions] %s is damaged (%s); moved it to %s and started a fresh session",
+                path,
+                exc.errors(include_url=False)[0]["msg"],
+                aside.name,
+            )
+            return Session(key=key)
+        if session.key != key:
+            session.key = key
+        return session
+
+    def _remember(self, session: Session) -> None:
+        self._cache[session.key] = session
+        self._cache.move_to_end(session.key)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y%m%dT%H%M%S%fZ")

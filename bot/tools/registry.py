@@ -1,0 +1,115 @@
+"""Tools the LLM may call: a small protocol, and a registry that runs calls safely.
+
+Whatever goes wrong in a call (unknown tool, bad JSON, wrong arguments, an exception, a
+timeout) comes back as an error text the model sees, so the tool loop carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from bot.config.model import ToolsConfig
+from bot.conversation import ToolCall
+from bot.ports.llm import ToolSpec
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Who a tool call is for: tools that keep data (memory) must scope it to this user."""
+
+    user_id: str
+    session_key: str
+
+
+class Tool(Protocol):
+    """A function for the model. `arguments` is a pydantic model: schema and validation in one."""
+
+    name: str
+    description: str
+    arguments: type[BaseModel]
+
+    async def run(self, args: Any, context: ToolContext) -> str: ...
+
+
+class ToolRegistry:
+    """Holds every tool; which ones the model sees is decided per turn by `tools` config flags."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._specs: dict[str, ToolSpec] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+        # Schemas are built once: generating them costs about a millisecond per tool.
+        self._specs[tool.name] = ToolSpec(tool.name, tool.description, _schema(tool.arguments))
+
+    def enabled(self, config: ToolsConfig) -> list[Tool]:
+        return [tool for name, tool in self._tools.items() if config.is_enabled(name)]
+
+    def specs(self, config: ToolsConfig) -> list[ToolSpec]:
+        return [self._specs[tool.name] for tool in self.enabled(config)]
+
+    async def execute(
+        self,
+        call: ToolCall,
+        context: ToolContext,
+        config: ToolsConfig,
+        timeout_seconds: float,
+        max_chars: int,
+    ) -> str:
+        """Run one call and return its result text, or an `Error: ...` text. Never raises."""
+        tool = self._tools.get(call.name)
+        if tool is None or not config.is_enabled(call.name):
+            available = ", ".join(t.name for t in self.enabled(config)) or "none"
+            return f"Error: unknown tool '{call.name}'. Available tools: {available}."
+        try:
+            raw = json.loads(call.arguments or "{}")
+            args = tool.arguments.model_validate(raw)
+        except json.JSONDecodeError as exc:
+            return f"Error: the arguments are not valid JSON ({exc.msg}). Send a JSON object."
+        except ValidationError as exc:
+            return f"Error: invalid arguments for {call.name}: {_brief(exc)}"
+        try:
+            async with asyncio.timeout(timeout_seconds):
+                result = await tool.run(args, context)
+        except TimeoutError:
+            log.warning("[Tools] %s timed out after %ss", call.name, timeout_seconds)
+            return f"Error: {call.name} timed out after {timeout_seconds:g} seconds."
+        except Exception as exc:
+            log.warning("[Tools] %s failed: %s", call.name, exc, exc_info=True)
+            return f"Error: {call.name} failed: {exc}"
+        return truncate(result, max_chars)
+
+
+def truncate(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    return f"{text[:max_chars]}\n… [truncated {len(text) - max_chars} characters]"
+
+
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
+def _brief(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+        for e in exc.errors(include_url=False)
+    )

@@ -1,0 +1,89 @@
+"""From an incoming message to a reply: commands, per-chat order, session, pipeline, guarantee."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from bot.chat_locks import ChatLocks
+from bot.commands import CommandRegistry, parse_command
+from bot.config import RuntimeConfigStore
+from bot.conversation import ChatMessage, IncomingMessage
+from bot.pipeline import Pipeline, TurnContext
+from bot.pipeline.response_routing import reply_text
+from bot.ports.channel import ChannelPort
+from bot.ports.sessions import SessionStore
+
+log = logging.getLogger(__name__)
+
+
+class TurnRunner:
+    """Handles one message of one chat, start to end.
+
+    Turns of a chat run one at a time, in arrival order. The user's message is saved before
+    any work, the session again after the turn, whatever failed; and the user always gets a
+    reply, an honest apology at worst.
+    """
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        sessions: SessionStore,
+        config: RuntimeConfigStore,
+        commands: CommandRegistry,
+        locks: ChatLocks | None = None,
+    ) -> None:
+        self._pipeline = pipeline
+        self._sessions = sessions
+        self._config = config
+        self._commands = commands
+        self.locks = locks or ChatLocks()
+
+    async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
+        async with self.locks.hold(message.address.session_key):
+            command = parse_command(message)
+            if command is not None:
+                reply = await self._commands.run(command)
+                await channel.send(message.address, reply)
+                return
+            await self._turn(message, channel)
+
+    async def _turn(self, message: IncomingMessage, channel: ChannelPort) -> None:
+        config = self._config.current()
+        session = await self._sessions.load(message.address.session_key)
+        session.messages.append(ChatMessage.user(message.text, message.received_at))
+        # The user's message goes to disk while the LLM works, at no cost in latency.
+        early_save = asyncio.create_task(self._sessions.save(session))
+
+        ctx = TurnContext(
+            message=message,
+            session=session,
+            config=config,
+            channel=channel,
+            stream=channel.open_stream(message.address),
+        )
+        try:
+            await self._pipeline.run(ctx)
+        finally:
+            session.messages.extend(ctx.turn_messages)
+            await self._ensure_reply(ctx)
+            await _settle(early_save)
+            await self._sessions.save(session)
+
+    @staticmethod
+    async def _ensure_reply(ctx: TurnContext) -> None:
+        if ctx.reply_sent:
+            return
+        try:
+            await ctx.channel.send(ctx.message.address, reply_text(ctx))
+            ctx.reply_sent = True
+        except Exception as exc:
+            log.error("[Turn] could not reply to %s: %s", ctx.message.address.session_key, exc)
+
+
+async def _settle(task: asyncio.Task[None]) -> None:
+    """Wait for `task`; its failure is logged, as the save that follows retries the write."""
+    try:
+        await task
+    except Exception as exc:
+        log.warning("[Turn] early session save failed: %s", exc)

@@ -1,0 +1,41 @@
+"""Shared fixtures: an isolated data dir, runtime config and prompts per test."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bot.settings import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A copy of the shipped preferences in a temp folder, with an empty data dir."""
+    shutil.copytree(REPO / "preferences", tmp_path / "preferences")
+    (tmp_path / "data").mkdir()
+    return tmp_path
+
+
+@pytest.fixture
+def settings(workdir: Path) -> Settings:
+    return Settings(
+        _env_file=None,  # type: ignore[call-arg]
+        openai_api_key="sk-test-secret-key-123456",
+        openai_base_url="http://127.0.0.1:9/v1",
+        data_dir=workdir / "data",
+        runtime_config_path=workdir / "preferences" / "runtime-config.json",
+        prompts_dir=workdir / "preferences" / "prompts",
+    )
+
+
+def edit_runtime_config(path: Path, **sections: dict) -> None:
+    """Merge `sections` into the runtime config file, as an operator's edit would."""
+    data = json.loads(path.read_text())
+    for name, values in sections.items():
+        data.setdefault(name, {}).update(values)
+    path.write_text(json.dumps(data, indent=2))

@@ -1,0 +1,141 @@
+"""`python -m bot` as a user starts it: terminal chat, over pipes, against a local LLM server."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAiServer, Reply
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_bot(workdir: Path, stdin: str, env_extra: dict[str, str], timeout: float = 60):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TELEGRAM_"))}
+    env.update(env_extra)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "--env-file",
+            str(workdir / "none.env"),
+            "--data-dir",
+            str(workdir / "data"),
+            "--config",
+            str(workdir / "preferences" / "runtime-config.json"),
+            "--prompts-dir",
+            str(workdir / "preferences" / "prompts"),
+        ],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env=env,
+    )
+
+
+def test_terminal_chat_turns_tools_and_new(workdir):
+    with FakeOpenAiServer() as llm:
+        llm.script(
+            Reply(text="Hello! I'm here."),
+            Reply(tool_calls=[("calculator", '{"expression": "6*7"}')]),
+            Reply(text="6 times 7 is 42."),
+        )
+        result = run_bot(
+            workdir,
+            "hi there\nwhat is 6*7?\n/new\nwho are you?\n/quit\n",
+            {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "sk-e2e-secret-999"},
+        )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "bot> Hello! I'm here." in out
+    assert "bot> 6 times 7 is 42." in out
+    assert "bot> Started a fresh conversation." in out
+    assert "bot> echo: who are you?" in out
+    assert len(llm.requests) == 4
+    assert llm.requests[2]["messages"][-1]["content"] == "6*7 = 42"
+    assert [m["role"] for m in llm.requests[3]["messages"]] == ["system", "user"]
+    log = (workdir / "data" / "bot.log").read_text()
+    assert "sk-e2e-secret-999" not in log + out + result.stderr
+    sessions = list((workdir / "data" / "sessions").glob("*.json"))
+    assert len(sessions) == 1
+    assert json.loads(sessions[0].read_text())["messages"][0]["content"] == "who are you?"
+
+
+def test_runtime_config_edit_applies_without_restart(workdir):
+    config_path = workdir / "preferences" / "runtime-config.json"
+    with FakeOpenAiServer() as llm:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bot",
+                "--env-file",
+                "/nonexistent",
+                "--data-dir",
+                str(workdir / "data"),
+                "--config",
+                str(config_path),
+                "--prompts-dir",
+                str(workdir / "preferences" / "prompts"),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env={**os.environ, "OPENAI_BASE_URL": llm.base_url},
+        )
+        assert proc.stdin and proc.stdout
+        proc.stdin.write("one\n")
+        proc.stdin.flush()
+        assert "echo: one" in _read_until(proc, "echo: one")
+        data = json.loads(config_path.read_text())
+        data["llm"]["model"] = "hot-swapped"
+        config_path.write_text(json.dumps(data))
+        proc.stdin.write("two\n/quit\n")
+        proc.stdin.flush()
+        proc.wait(30)
+    assert [r["model"] for r in llm.requests] == ["gpt-4o-mini", "hot-swapped"]
+
+
+def _read_until(proc, marker: str) -> str:
+    seen = ""
+    while marker not in seen:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen += line
+    return seen
+
+
+def test_no_llm_configured_exits_with_instructions(workdir):
+    result = run_bot(workdir, "", {})
+    assert result.returncode == 2
+    assert "OPENAI_API_KEY" in result.stderr and "OPENAI_BASE_URL" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_help_documents_every_option():
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "--help"], capture_output=True, text=True, cwd=REPO
+    )
+    assert result.returncode == 0
+    for option in (
+        "--channel",
+        "--env-file",
+        "--config",
+        "--data-dir",
+        "--prompts-dir",
+        "--log-level",
+        "--log-file",
+        "OPENAI_API_KEY",
+        "TELEGRAM_BOT_TOKEN",
+    ):
+        assert option in result.stdout

@@ -1,0 +1,56 @@
+"""An in-memory LlmPort for unit tests: replays scripted responses and records requests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+
+from bot.conversation import ToolCall
+from bot.ports.llm import LlmError, LlmRequest, LlmResponse, TextListener
+
+Step = LlmResponse | Exception | float
+"""A response, an exception to raise, or seconds to sleep before the next step."""
+
+
+def text(answer: str) -> LlmResponse:
+    return LlmResponse(text=answer)
+
+
+def calls(*pairs: tuple[str, str]) -> LlmResponse:
+    return LlmResponse(
+        text=None,
+        tool_calls=[ToolCall(id=f"c{i}", name=n, arguments=a) for i, (n, a) in enumerate(pairs)],
+    )
+
+
+class ScriptedLlm:
+    """Answers from a script; once it runs out, echoes the last user message."""
+
+    def __init__(self, *steps: Step) -> None:
+        self.steps: deque[Step] = deque(steps)
+        self.requests: list[LlmRequest] = []
+
+    async def complete(
+        self, request: LlmRequest, on_text: TextListener | None = None
+    ) -> LlmResponse:
+        self.requests.append(request)
+        delays = []
+        while self.steps and isinstance(self.steps[0], float | int):
+            delays.append(float(self.steps.popleft()))  # type: ignore[arg-type]
+        await asyncio.sleep(sum(delays))
+        if self.steps:
+            step = self.steps.popleft()
+            if isinstance(step, Exception):
+                raise step
+            assert isinstance(step, LlmResponse)
+            response = step
+        else:
+            last_user = [m for m in request.messages if m.role == "user"][-1]
+            response = text(f"echo: {last_user.content}")
+        if on_text is not None and response.text:
+            await on_text(response.text)
+        return response
+
+
+def llm_down(message: str = "The language model service is failing (HTTP 503).") -> LlmError:
+    return LlmError(message)

@@ -1,0 +1,246 @@
+"""A small OpenAI-compatible chat-completions server on 127.0.0.1, scripted by tests.
+
+It speaks the real wire format (JSON and SSE streaming, tool calls, error bodies, Retry-After)
+so the real `openai` client talks to it unchanged. It runs its own event loop on a daemon
+thread, so a bot started as a subprocess, a benchmark and async tests can all use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class Reply:
+    """What the fake answers to one request."""
+
+    text: str | None = None
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)
+    """(function name, raw JSON arguments) pairs."""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    drop_connection: bool = False
+    error_message: str = "fake error"
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+def echo_responder(body: dict[str, Any]) -> Reply:
+    """Default: repeat the last user message, so a test can see which message was answered."""
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    return Reply(text=f"echo: {users[-1]['content'] if users else ''}")
+
+
+class FakeOpenAiServer:
+    """Start with `with FakeOpenAiServer() as llm:`; point `OPENAI_BASE_URL` at `llm.base_url`.
+
+    Replies come from the script (`llm.script(Reply(...), ...)`) while it lasts, then from
+    `responder`. Every request body is kept in `requests`, in arrival order.
+    """
+
+    def __init__(self, responder: Responder = echo_responder, port: int = 0) -> None:
+        self.responder = responder
+        self.requests: list[dict[str, Any]] = []
+        self.embedding_requests: list[dict[str, Any]] = []
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._port = port
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # -- scripting -------------------------------------------------------------------------
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            if self._script:
+                return self._script.popleft()
+        return self.responder(body)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def system_prompts(self) -> list[str]:
+        return [
+            m["content"]
+            for body in self.requests
+            for m in body.get("messages", [])[:1]
+            if m.get("role") == "system"
+        ]
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> FakeOpenAiServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        started = threading.Event()
+        self._thread = threading.Thread(
+            target=self._serve, args=(started,), name="fake-openai", daemon=True
+        )
+        self._thread.start()
+        if not started.wait(10):
+            raise RuntimeError("fake OpenAI server did not start")
+
+    def stop(self) -> None:
+        if self._loop is None or self._runner is None:
+            return
+        future = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
+        future.result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+        self._loop = None
+
+    def _serve(self, started: threading.Event) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_get("/v1/models", self._models)
+        self._runner = web.AppRunner(app, access_log=None)
+        loop.run_until_complete(self._runner.setup())
+        site = web.TCPSite(self._runner, "127.0.0.1", self._port)
+        loop.run_until_complete(site.start())
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        started.set()
+        loop.run_forever()
+        loop.close()
+
+    # -- handlers --------------------------------------------------------------------------
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        with self._lock:
+            self.embedding_requests.append(body)
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        dim = int(body.get("dimensions") or 64)
+        data = [
+            {"object": "embedding", "index": i, "embedding": embed_text(str(text), dim)}
+            for i, text in enumerate(inputs)
+        ]
+        return web.json_response(
+            {"object": "list", "data": data, "model": body.get("model", "fake"), "usage": _usage()}
+        )
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        reply = self.next_reply(body)
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        if reply.drop_connection:
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response(status=500)
+        if reply.status != 200:
+            error = {"error": {"message": reply.error_message, "type": "fake", "code": None}}
+            return web.json_response(error, status=reply.status, headers=reply.headers)
+        model = body.get("model", "fake")
+        if body.get("stream"):
+            return await self._stream(request, reply, model)
+        return web.json_response(completion_json(reply, model), headers=reply.headers)
+
+    async def _stream(self, request: web.Request, reply: Reply, model: str) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for chunk in stream_chunks(reply, model):
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+
+def completion_json(reply: Reply, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+            for i, (n, a) in enumerate(reply.tool_calls)
+        ]
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+            }
+        ],
+        "usage": _usage(),
+    }
+
+
+def stream_chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
+    """The answer as the API streams it: text in small pieces, tool calls split in two parts."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    text = reply.text or ""
+    for start in range(0, len(text), 8):
+        chunks.append(chunk({"content": text[start : start + 8]}))
+    for i, (name, arguments) in enumerate(reply.tool_calls):
+        half = len(arguments) // 2
+        head = {"name": name, "arguments": arguments[:half]}
+        first = {"index": i, "id": f"call_{i}", "type": "function", "function": head}
+        chunks.append(chunk({"tool_calls": [first]}))
+        rest = {"index": i, "function": {"arguments": arguments[half:]}}
+        chunks.append(chunk({"tool_calls": [rest]}))
+    chunks.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    return chunks
+
+
+def embed_text(text: str, dim: int) -> list[float]:
+    """A deterministic bag-of-words embedding: texts sharing words point the same way."""
+    vector = [0.0] * dim
+    for word in text.lower().split():
+        word = word.strip(".,!?:;\"'()[]")
+        if word:
+            vector[hash_word(word) % dim] += 1.0
+    norm = sum(v * v for v in vector) ** 0.5 or 1.0
+    return [v / norm for v in vector]
+
+
+def hash_word(word: str) -> int:
+    value = 2166136261
+    for byte in word.encode("utf-8"):
+        value = ((value ^ byte) * 16777619) & 0xFFFFFFFF
+    return value
+
+
+def _usage() -> dict[str, int]:
+    return {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}

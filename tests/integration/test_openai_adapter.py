@@ -1,0 +1,169 @@
+"""The OpenAI adapter with the real `openai` client against a local OpenAI-compatible server."""
+
+import socket
+import time
+
+import pytest
+
+from bot.adapters.openai_llm import OpenAiLlm
+from bot.conversation import ChatMessage
+from bot.ports.llm import LlmError, LlmRequest, ToolSpec
+from tests.fakes.openai_server import FakeOpenAiServer, Reply
+
+TOOL = ToolSpec("calculator", "math", {"type": "object", "properties": {}})
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAiServer() as fake:
+        yield fake
+
+
+@pytest.fixture
+def llm(server):
+    server.requests.clear()
+    server._script.clear()
+    return OpenAiLlm.connect("sk-test", server.base_url)
+
+
+def request(**overrides):
+    values = dict(
+        messages=[ChatMessage(role="system", content="sys"), ChatMessage.user("hello")],
+        model="fake-model",
+        temperature=0.2,
+        max_output_tokens=100,
+        timeout_seconds=5,
+        retry_attempts=4,
+        retry_max_seconds=30,
+    )
+    values.update(overrides)
+    return LlmRequest(**values)
+
+
+async def test_plain_answer(llm, server):
+    response = await llm.complete(request())
+    assert response.text == "echo: hello"
+    body = server.requests[0]
+    assert body["model"] == "fake-model" and body["max_tokens"] == 100
+    assert body["messages"][0] == {"role": "system", "content": "sys"}
+
+
+async def test_tool_calls_and_results_round_trip_in_the_wire_format(llm, server):
+    server.script(Reply(tool_calls=[("calculator", '{"expression": "2+2"}')]))
+    response = await llm.complete(request(tools=[TOOL]))
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [
+        ("calculator", '{"expression": "2+2"}')
+    ]
+    call = response.tool_calls[0]
+    follow_up = request(
+        messages=[
+            ChatMessage.user("2+2?"),
+            ChatMessage.assistant(None, [call]),
+            ChatMessage.tool_result(call.id, "4"),
+        ]
+    )
+    await llm.complete(follow_up)
+    sent = server.requests[-1]["messages"]
+    assert sent[1]["tool_calls"][0]["function"]["name"] == "calculator"
+    assert sent[2] == {"role": "tool", "content": "4", "tool_call_id": call.id}
+    assert server.requests[0]["tools"][0]["function"]["name"] == "calculator"
+
+
+async def test_streaming_reports_growing_text_and_assembles_tool_calls(llm, server):
+    seen = []
+
+    async def listener(text):
+        seen.append(text)
+
+    server.script(Reply(text="a fairly long streamed answer"))
+    response = await llm.complete(request(), listener)
+    assert response.text == "a fairly long streamed answer"
+    assert len(seen) > 2 and seen[-1] == response.text
+    assert all(seen[i + 1].startswith(seen[i]) for i in range(len(seen) - 1))
+
+    server.script(Reply(tool_calls=[("a", '{"x": 1}'), ("b", '{"y": "two"}')]))
+    response = await llm.complete(request(tools=[TOOL]), listener)
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [
+        ("a", '{"x": 1}'),
+        ("b", '{"y": "two"}'),
+    ]
+    assert response.tool_calls[0].id != response.tool_calls[1].id
+
+
+async def test_429_is_retried_after_exactly_the_retry_after_delay(llm, server):
+    server.script(Reply(status=429, headers={"Retry-After": "1"}))
+    started = time.monotonic()
+    response = await llm.complete(request())
+    elapsed = time.monotonic() - started
+    assert response.text == "echo: hello"
+    assert len(server.requests) == 2
+    assert 1.0 <= elapsed < 2.5
+
+
+async def test_server_errors_and_dropped_connections_are_retried(llm, server):
+    server.script(Reply(status=500), Reply(drop_connection=True), Reply(status=502))
+    response = await llm.complete(request(retry_attempts=5))
+    assert response.text == "echo: hello"
+    assert len(server.requests) == 4
+
+
+async def test_persistent_503_gives_a_clear_error_after_the_attempts(llm, server):
+    server.script(*[Reply(status=503)] * 3)
+    with pytest.raises(LlmError) as err:
+        await llm.complete(request(retry_attempts=3))
+    assert len(server.requests) == 3
+    assert "HTTP 503" in err.value.user_message and "after 3 attempts" in err.value.user_message
+
+
+async def test_auth_errors_are_not_retried_and_name_the_setting(llm, server):
+    server.script(Reply(status=401))
+    with pytest.raises(LlmError) as err:
+        await llm.complete(request())
+    assert len(server.requests) == 1
+    assert "OPENAI_API_KEY" in err.value.user_message
+    assert "sk-test" not in err.value.user_message
+
+
+async def test_unknown_model_names_the_setting(llm, server):
+    server.script(Reply(status=404))
+    with pytest.raises(LlmError) as err:
+        await llm.complete(request(model="nope"))
+    assert "'nope' was not found" in err.value.user_message
+
+
+async def test_timeouts_are_retried_then_reported(llm, server):
+    server.script(Reply(delay=1.0), Reply(delay=1.0))
+    started = time.monotonic()
+    with pytest.raises(LlmError) as err:
+        await llm.complete(request(timeout_seconds=0.2, retry_attempts=2))
+    assert time.monotonic() - started < 3
+    assert "did not answer within 0.2 seconds" in err.value.user_message
+
+
+async def test_total_retry_time_is_bounded_even_if_retry_after_asks_for_more(llm, server):
+    server.script(Reply(status=429, headers={"Retry-After": "30"}))
+    started = time.monotonic()
+    with pytest.raises(LlmError) as err:
+        await llm.complete(request(retry_max_seconds=2))
+    assert time.monotonic() - started < 2
+    assert "HTTP 429" in err.value.user_message
+
+
+async def test_unreachable_server_is_reported_plainly():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    llm = OpenAiLlm.connect("k", f"http://127.0.0.1:{port}/v1")
+    with pytest.raises(LlmError) as err:
+        await llm.complete(request(retry_attempts=2))
+    assert "can't reach the language model server" in err.value.user_message
+
+
+async def test_switches_to_max_completion_tokens_when_the_api_asks(llm, server):
+    message = "Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens' instead."
+    server.script(Reply(status=400, error_message=message))
+    response = await llm.complete(request())
+    assert response.text == "echo: hello"
+    assert "max_tokens" in server.requests[0]
+    assert server.requests[1]["max_completion_tokens"] == 100
+    assert "max_tokens" not in server.requests[1]

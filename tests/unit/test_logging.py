@@ -1,0 +1,30 @@
+import logging
+
+from bot.logging_setup import RedactingFormatter
+
+
+def record(message, *args, exc_info=None):
+    return logging.LogRecord("x", logging.ERROR, __file__, 1, message, args, exc_info)
+
+
+def test_known_secrets_are_blanked_everywhere_in_the_line():
+    formatter = RedactingFormatter("%(message)s", ["sk-secret-1234", "rag-key-5678"])
+    line = formatter.format(record("key=%s other=%s", "sk-secret-1234", "rag-key-5678"))
+    assert line == "key=*** other=***"
+
+
+def test_secrets_in_tracebacks_are_blanked():
+    formatter = RedactingFormatter("%(message)s", ["tok-abcdef"])
+    try:
+        raise ValueError("bad token tok-abcdef")
+    except ValueError:
+        import sys
+
+        line = formatter.format(record("failed", exc_info=sys.exc_info()))
+    assert "tok-abcdef" not in line and "bad token ***" in line
+
+
+def test_telegram_token_in_request_urls_is_blanked_even_if_unknown():
+    formatter = RedactingFormatter("%(message)s")
+    line = formatter.format(record("POST https://api.telegram.org/bot123456:AAH-x_y/getMe"))
+    assert line == "POST https://api.telegram.org/bot***/getMe"

@@ -1,0 +1,100 @@
+import json
+import logging
+import os
+
+import pytest
+
+from bot.conversation import ChatMessage, Session, ToolCall, recent_history
+from bot.storage.sessions import JsonSessionStore
+
+
+async def test_save_and_load_round_trip(tmp_path):
+    store = JsonSessionStore(tmp_path)
+    session = await store.load("telegram:-100:7")
+    session.messages += [ChatMessage.user("hi"), ChatMessage.assistant("hello")]
+    await store.save(session)
+    fresh = await JsonSessionStore(tmp_path).load("telegram:-100:7")
+    assert [m.content for m in fresh.messages] == ["hi", "hello"]
+    assert fresh.key == "telegram:-100:7"
+
+
+async def test_a_crash_mid_write_leaves_the_previous_file_intact(tmp_path, monkeypatch):
+    store = JsonSessionStore(tmp_path)
+    session = await store.load("c")
+    session.messages.append(ChatMessage.user("first"))
+    await store.save(session)
+    before = store.path_for("c").read_bytes()
+
+    def crash(*args, **kwargs):
+        raise OSError("power cut")
+
+    monkeypatch.setattr(os, "replace", crash)
+    session.messages.append(ChatMessage.user("second"))
+    with pytest.raises(OSError):
+        await store.save(session)
+    assert store.path_for("c").read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []
+
+
+async def test_a_corrupt_file_is_moved_aside_and_a_fresh_session_starts(tmp_path, caplog):
+    path = JsonSessionStore(tmp_path).path_for("c")
+    path.write_text('{"key": "c", "messages": [{"role": "us')
+    with caplog.at_level(logging.WARNING):
+        session = await JsonSessionStore(tmp_path).load("c")
+    assert session.messages == []
+    aside = list(tmp_path.glob("*.corrupt-*.json"))
+    assert len(aside) == 1 and aside[0].read_text().startswith('{"key": "c"')
+    assert any("damaged" in r.getMessage() for r in caplog.records)
+
+
+async def test_archive_keeps_the_old_history_and_starts_fresh(tmp_path):
+    store = JsonSessionStore(tmp_path)
+    session = await store.load("c")
+    session.messages.append(ChatMessage.user("old"))
+    await store.save(session)
+    await store.archive("c")
+    assert (await store.load("c")).messages == []
+    archived = list((tmp_path / "archive").glob("*.json"))
+    assert len(archived) == 1
+    assert json.loads(archived[0].read_text())["messages"][0]["content"] == "old"
+
+
+def test_session_keys_map_to_safe_distinct_file_names(tmp_path):
+    store = JsonSessionStore(tmp_path)
+    names = {store.path_for(k).name for k in ["a:1", "a:1:2", "a/../x", "a:-1"]}
+    assert len(names) == 4
+    assert all("/" not in n and not n.startswith(".") for n in names)
+
+
+def test_history_keeps_newest_whole_turns_within_budget():
+    messages = []
+    for i in range(50):
+        messages += [ChatMessage.user(f"question {i} " + "x" * 400), ChatMessage.assistant("ok")]
+    kept = recent_history(messages, token_budget=1000)
+    assert kept[0].role == "user"
+    assert kept[-1].content == "ok"
+    assert 3 <= len(kept) // 2 < 50
+    assert "question 49" in kept[-2].content
+
+
+def test_history_never_separates_a_tool_result_from_its_call():
+    call = ToolCall(id="c1", name="calculator", arguments='{"expression": "1+1"}')
+    messages = [
+        ChatMessage.user("a" * 4000),
+        ChatMessage.assistant(None, [call]),
+        ChatMessage.tool_result("c1", "2"),
+        ChatMessage.assistant("two"),
+        ChatMessage.user("and now?"),
+    ]
+    kept = recent_history(messages, token_budget=300)
+    assert kept == [messages[-1]]
+
+
+def test_history_always_keeps_the_current_turn_even_if_too_big():
+    messages = [ChatMessage.user("y" * 100_000)]
+    assert recent_history(messages, token_budget=256) == messages
+
+
+def test_turn_count_counts_user_messages():
+    session = Session(key="k", messages=[ChatMessage.user("a"), ChatMessage.assistant("b")])
+    assert session.turn_count == 1
