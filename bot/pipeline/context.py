@@ -26,6 +26,8 @@ class TurnContext:
     config: RuntimeConfig
     channel: ChannelPort
     stream: ReplyStream | None = None
+    remembering: bool = True
+    """False while the user has said `/remember off`: nothing of this turn is stored or indexed."""
 
     # Filled by context building (20).
     system_prompt: str = ""
