@@ -2,20 +2,21 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+LIGHTRAG_VENV := lightrag/.venv
 
-.PHONY: run test lint bench setup clean
+.PHONY: run test lint bench setup lightrag lightrag-setup clean
 
 run: $(VENV)/.installed  ## set up, then chat (Telegram if TELEGRAM_BOT_TOKEN is set, else the terminal)
 	$(BIN)/python -m bot
 
-test: $(VENV)/.installed  ## set up, then run the whole test suite
+test: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed  ## set up, then run the whole test suite
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check bot tests bench
 	$(BIN)/ruff format --check bot tests bench
 
-bench: $(VENV)/.installed  ## every benchmark, figures as ratios to a same-run baseline
+bench: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed  ## every benchmark, as same-run ratios
 	$(BIN)/python -m bench
 
 setup: $(VENV)/.installed
@@ -26,5 +27,17 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@
 
+lightrag: $(LIGHTRAG_VENV)/.installed  ## a LightRAG server on loopback from lightrag/.env, no Docker
+	$(LIGHTRAG_VENV)/bin/python lightrag/serve.py
+
+lightrag-setup: $(LIGHTRAG_VENV)/.installed
+
+$(LIGHTRAG_VENV)/.installed: lightrag/requirements.txt lightrag/prepare_tiktoken.py
+	$(PYTHON) -m venv $(LIGHTRAG_VENV)
+	$(LIGHTRAG_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LIGHTRAG_VENV)/bin/python -m pip install --quiet -r lightrag/requirements.txt
+	$(LIGHTRAG_VENV)/bin/python lightrag/prepare_tiktoken.py lightrag/tiktoken_cache
+	touch $@
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(LIGHTRAG_VENV) lightrag/tiktoken_cache .pytest_cache .ruff_cache

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from bench import turn_overhead
+import logging
+
+from bench import rag_degradation, turn_overhead
 from bench.report import print_table
 
 
 def main() -> None:
+    logging.basicConfig(level=logging.ERROR)
     figures = []
-    figures += turn_overhead.run()
+    for benchmark in (turn_overhead, rag_degradation):
+        print(f"running {benchmark.__name__} ...", flush=True)
+        figures += benchmark.run()
     print()
     print_table(figures)
 

@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
 
 async def run(settings: Settings, channel: str) -> int:
     app = BotApp.build(settings)
+    await app.start()
     try:
         if channel == "telegram":
             print("The Telegram channel is not available in this build yet.", file=sys.stderr)

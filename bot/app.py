@@ -6,17 +6,24 @@ import logging
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from bot.adapters.lightrag import LightRagAdapter
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.commands import CommandRegistry, CoreCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
 from bot.pipeline import Pipeline
 from bot.pipeline.context_building import ContextBuildingSystem
+from bot.pipeline.rag_indexing import RagIndexingSystem
 from bot.pipeline.response_routing import ResponseRoutingSystem
 from bot.pipeline.tool_loop import ToolLoopSystem
 from bot.ports.channel import ChannelPort
 from bot.ports.llm import LlmPort
 from bot.prompts import PromptFiles
+from bot.rag.indexer import RagIndexer
+from bot.rag.ledger import IndexLedger
+from bot.rag.long_term import LongTermDocuments
+from bot.rag.queue import IndexQueue
+from bot.rag.status import RagStatus, shared_memory_warning
 from bot.settings import Settings
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
@@ -37,6 +44,8 @@ class BotApp:
     pipeline: Pipeline
     runner: TurnRunner
     llm: LlmPort
+    rag: LightRagAdapter
+    indexer: RagIndexer
 
     @classmethod
     def build(cls, settings: Settings, llm: LlmPort | None = None) -> BotApp:
@@ -49,10 +58,17 @@ class BotApp:
         sessions = JsonSessionStore(settings.data_dir / "sessions")
         prompts = PromptFiles(settings.prompts_dir)
 
+        rag = LightRagAdapter(config, settings.rag_api_key)
+        queue = IndexQueue(settings.data_dir / "rag" / "queue")
+        ledger = IndexLedger(settings.data_dir / "rag" / "ledger")
+        indexer = RagIndexer(queue, rag, ledger, config)
+        long_term = LongTermDocuments(queue, ledger, rag)
+
         pipeline = Pipeline(
             [
-                ContextBuildingSystem(prompts, tools),
+                ContextBuildingSystem(prompts, tools, rag=rag),
                 ToolLoopSystem(llm, tools),
+                RagIndexingSystem(indexer),
                 ResponseRoutingSystem(),
             ]
         )
@@ -63,14 +79,25 @@ class BotApp:
             config=config,
             tools=tools,
             llm_endpoint=describe_endpoint(settings.openai_base_url),
+            status_providers=[RagStatus(config, rag, queue, long_term)],
         ).register()
         runner = TurnRunner(pipeline, sessions, config, commands)
-        return cls(settings, config, commands, tools, sessions, pipeline, runner, llm)
+        return cls(settings, config, commands, tools, sessions, pipeline, runner, llm, rag, indexer)
+
+    async def start(self) -> None:
+        """Start background work: the index worker sends what earlier runs left queued."""
+        self.indexer.start()
+        warning = shared_memory_warning(self.config.current())
+        if warning:
+            log.warning("[RAG] %s", warning)
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         await self.runner.handle(message, channel)
 
     async def aclose(self) -> None:
+        """Drain the index queue for a bounded time (the rest stays on disk), close clients."""
+        await self.indexer.stop()
+        await self.rag.aclose()
         close = getattr(self.llm, "close", None)
         if close is not None:
             await close()

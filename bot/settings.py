@@ -35,6 +35,7 @@ class Settings(BaseSettings):
         env_ignore_empty=True,
         extra="ignore",
         populate_by_name=True,
+        validate_assignment=True,
     )
 
     telegram_bot_token: SecretStr | None = Field(

@@ -48,8 +48,15 @@ class TelegramConfig(Section):
 QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]
 
 
+RetrievalStyle = Literal["context", "answer"]
+
+
 class RagConfig(Section):
-    """Long-term memory through a LightRAG server; the six fields of the product spec."""
+    """Long-term memory through a LightRAG server.
+
+    The first six fields are the product spec's, with its defaults; the rest tune retrieval,
+    privacy and resilience (see docs/RAG.md).
+    """
 
     enabled: bool = False
     url: str = "http://localhost:9621"
@@ -57,6 +64,12 @@ class RagConfig(Section):
     query_mode: QueryMode = "hybrid"
     timeout_seconds: float = Field(10, gt=0, le=600)
     index_min_length: int = Field(50, ge=0)
+    retrieval_style: RetrievalStyle = "context"
+    context_max_chars: int = Field(4000, ge=200, le=100_000)
+    circuit_failure_threshold: int = Field(3, ge=1, le=100)
+    circuit_cooldown_seconds: float = Field(30, gt=0, le=3600)
+    index_retry_max_seconds: float = Field(300, ge=1, le=86_400)
+    shutdown_drain_seconds: float = Field(5, ge=0, le=600)
 
 
 class MemoryConfig(Section):

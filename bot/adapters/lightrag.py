@@ -1,0 +1,289 @@
+"""`RagPort` over LightRAG's REST API (observed on lightrag-hku 1.5.7).
+
+URL, key, mode, style and timeout are read from the runtime config on every call, so an edit
+applies on the next turn. The key goes in `X-API-Key` (the server treats `Authorization:
+Bearer` as a JWT and rejects it). Every call passes a circuit breaker; a failure never raises
+out of `query`: it yields no context and one warning line in the spec's format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import unicodedata
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from bot.config import RuntimeConfigStore
+from bot.config.model import RagConfig
+from bot.ports.rag import (
+    IndexReceipt,
+    RagHealth,
+    RagRejected,
+    RagUnavailable,
+    StoredDocument,
+)
+from bot.rag.circuit import CircuitBreaker, CircuitState
+from bot.rag.context import QueryData, render_context
+from bot.rag.documents import RagDocument, owner_tag_of, tag
+
+log = logging.getLogger("bot.rag")
+
+MIN_QUERY_WEIGHT = 3  # the server refuses shorter queries with 422
+MAX_QUERY_CHARS = 4000  # the server takes 65,536; a longer message adds cost, not recall
+NO_CONTEXT_MARKER = "[no-context]"
+HEALTH_TIMEOUT_SECONDS = 3.0
+PAGE_SIZE = 200
+TRACK_LOOKUP_PAUSES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+
+
+class _Failure(RagUnavailable):
+    """A failed call, with the short text the spec's log lines use."""
+
+    def __init__(self, brief: str, *, http_status: int | None = None) -> None:
+        super().__init__(brief)
+        self.brief = brief
+        self.http_status = http_status
+
+
+class _AnswerResponse(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    response: str = ""
+    llm_generated: bool = True
+
+
+class _DataResponse(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    status: str = "success"
+    data: QueryData = Field(default_factory=QueryData)
+
+
+class LightRagAdapter:
+    """Talks to one LightRAG server on one `httpx.AsyncClient` (tests may pass their own)."""
+
+    def __init__(
+        self,
+        config: RuntimeConfigStore,
+        env_api_key: SecretStr | None = None,
+        client: httpx.AsyncClient | None = None,
+        breaker: CircuitBreaker | None = None,
+    ) -> None:
+        self._config = config
+        self._env_api_key = env_api_key
+        self._client = client or httpx.AsyncClient()
+        self.breaker = breaker or CircuitBreaker()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    # -- RagPort ---------------------------------------------------------------------------
+    async def query(self, text: str, mode: str, owner: str) -> str:
+        rag = self._config.current().rag
+        text = text.strip()
+        if not rag.enabled or query_weight(text) < MIN_QUERY_WEIGHT:
+            return ""
+        body = {"query": text[:MAX_QUERY_CHARS], "mode": mode}
+        try:
+            if rag.retrieval_style == "answer":
+                answer = _AnswerResponse.model_validate(
+                    await self._call(rag, "POST", "/query", body)
+                )
+                if not answer.llm_generated or NO_CONTEXT_MARKER in answer.response:
+                    return ""
+                return answer.response.strip()
+            found = _DataResponse.model_validate(await self._call(rag, "POST", "/query/data", body))
+        except _Failure as exc:
+            self._log_failure("Query", exc)
+            return ""
+        except RagRejected as exc:
+            log.warning("[RAG] Query failed: %s", exc)
+            return ""
+        except ValidationError:
+            log.warning("[RAG] Query error: unexpected response shape")
+            return ""
+        if found.status != "success":
+            return ""
+        return render_context(found.data.owned_by(owner), rag.context_max_chars)
+
+    async def index(self, document: RagDocument) -> IndexReceipt:
+        rag = self._config.current().rag
+        body = {"text": document.text, "file_source": document.file_source}
+        try:
+            answer = await self._call(rag, "POST", "/documents/text", body)
+        except RagRejected as exc:
+            if exc.http_status == 409:  # sent before a crash, or retried after a lost answer
+                return IndexReceipt(document.file_source, None, None, already_present=True)
+            log.error("[RAG] Index failed: %s", exc)
+            raise
+        except _Failure as exc:
+            self._log_failure("Index", exc)
+            raise
+        track_id = answer.get("track_id") if isinstance(answer, dict) else None
+        doc_id = await self._doc_id_for(rag, track_id) if track_id else None
+        return IndexReceipt(document.file_source, doc_id, track_id)
+
+    def is_available(self) -> bool:
+        rag = self._config.current().rag
+        if not rag.enabled:
+            return False
+        return self.breaker.state is CircuitState.CLOSED or self.breaker.retry_in() == 0
+
+    async def health(self) -> RagHealth:
+        """The circuit's view when it is open (no network), else a look at `/health`."""
+        rag = self._config.current().rag
+        if self.breaker.state is CircuitState.OPEN:
+            return RagHealth(False, f"{self.breaker.describe()} at {rag.url}")
+        try:
+            response = await self._client.get(
+                _url(rag, "/health"),
+                headers=self._headers(rag),
+                timeout=min(rag.timeout_seconds, HEALTH_TIMEOUT_SECONDS),
+            )
+        except httpx.HTTPError as exc:
+            return RagHealth(False, f"unreachable at {rag.url} ({_describe(exc)})")
+        if response.status_code != 200:
+            return RagHealth(False, f"HTTP {response.status_code} from {rag.url}/health")
+        try:
+            authenticated = "configuration" in response.json()
+        except ValueError:
+            return RagHealth(False, f"{rag.url}/health sent something that is not JSON")
+        if not authenticated:  # /health is public; it shows its configuration only to a key
+            return RagHealth(
+                False, f"reachable at {rag.url}, but it refuses our key (check RAG_API_KEY)"
+            )
+        return RagHealth(True, f"healthy at {rag.url}")
+
+    async def delete(self, doc_ids: list[str]) -> None:
+        rag = self._config.current().rag
+        try:
+            answer = await self._call(
+                rag, "DELETE", "/documents/delete_document", {"doc_ids": doc_ids}
+            )
+        except _Failure as exc:
+            self._log_failure("Delete", exc)
+            raise
+        if isinstance(answer, dict) and answer.get("status") == "busy":
+            raise RagUnavailable("LightRAG is busy processing documents; try again shortly")
+
+    async def documents_of(self, owner: str) -> list[StoredDocument]:
+        rag = self._config.current().rag
+        owner_tag = tag(owner)
+        found: list[StoredDocument] = []
+        page, pages = 1, 1
+        while page <= pages:
+            body = {"page": page, "page_size": PAGE_SIZE, "sort_field": "created_at"}
+            answer = await self._call(rag, "POST", "/documents/paginated", body)
+            for doc in answer.get("documents", []):
+                source = str(doc.get("file_path") or "")
+                if owner_tag_of(source) == owner_tag and doc.get("id"):
+                    found.append(StoredDocument(doc_id=str(doc["id"]), file_source=source))
+            pages = int(answer.get("pagination", {}).get("total_pages") or 1)
+            page += 1
+        return found
+
+    # -- plumbing --------------------------------------------------------------------------
+    async def _call(
+        self, rag: RagConfig, method: str, path: str, body: dict[str, Any] | None = None
+    ) -> Any:
+        """One request through the circuit breaker; JSON answer, or a typed failure."""
+        if not self.breaker.allow(rag.circuit_cooldown_seconds):
+            raise _Failure(f"circuit open ({self.breaker.last_error})")
+        try:
+            response = await self._client.request(
+                method,
+                _url(rag, path),
+                json=body,
+                headers=self._headers(rag),
+                timeout=rag.timeout_seconds,
+            )
+        except httpx.TimeoutException:
+            brief = f"timed out after {rag.timeout_seconds:g}s"
+            raise self._failed(rag, brief, severe=True) from None
+        except httpx.HTTPError as exc:
+            raise self._failed(rag, _describe(exc)) from None
+        status = response.status_code
+        if status in (401, 403):
+            log.error(
+                "[RAG] Configuration error: LightRAG refused the API key (HTTP %d). Set "
+                "RAG_API_KEY (or rag.apiKey) to the server's LIGHTRAG_API_KEY.",
+                status,
+            )
+            raise self._failed(rag, f"HTTP {status}", http_status=status)
+        if status == 429 or status >= 500:
+            raise self._failed(rag, f"HTTP {status}", http_status=status)
+        if status >= 400:
+            self.breaker.record_success()  # the server is up; it refused this request
+            raise RagRejected(f"HTTP {status}: {_detail(response)}", http_status=status)
+        try:
+            answer = response.json()
+        except ValueError:
+            raise self._failed(rag, "invalid JSON in the answer") from None
+        self.breaker.record_success()
+        return answer
+
+    def _failed(
+        self, rag: RagConfig, brief: str, *, severe: bool = False, http_status: int | None = None
+    ) -> _Failure:
+        self.breaker.record_failure(
+            brief, rag.circuit_failure_threshold, rag.circuit_cooldown_seconds, severe=severe
+        )
+        return _Failure(brief, http_status=http_status)
+
+    async def _doc_id_for(self, rag: RagConfig, track_id: str) -> str | None:
+        """The document id the server gave an upload, which deletion needs later.
+
+        The server registers an upload a moment after answering (later still while its
+        pipeline is busy), so the lookup is retried briefly. It runs in the index worker,
+        never on a turn's path; a document whose id stays unknown is still found for
+        deletion by its owner tag.
+        """
+        for pause in TRACK_LOOKUP_PAUSES:
+            try:
+                answer = await self._call(rag, "GET", f"/documents/track_status/{track_id}")
+            except (RagUnavailable, RagRejected) as exc:
+                log.info("[RAG] could not look up the id of upload %s: %s", track_id, exc)
+                return None
+            documents = answer.get("documents") if isinstance(answer, dict) else None
+            if documents and documents[0].get("id"):
+                return str(documents[0]["id"])
+            await asyncio.sleep(pause)
+        return None
+
+    def _headers(self, rag: RagConfig) -> dict[str, str]:
+        key = self._env_api_key.get_secret_value() if self._env_api_key else ""
+        key = key or rag.api_key.get_secret_value()
+        return {"X-API-Key": key} if key else {}
+
+    @staticmethod
+    def _log_failure(what: str, exc: _Failure) -> None:
+        if exc.brief.startswith("circuit open"):
+            log.debug("[RAG] %s skipped: %s", what, exc.brief)
+        elif exc.http_status is not None:
+            log.warning("[RAG] %s failed: %s", what, exc.brief)
+        else:
+            log.warning("[RAG] %s error: %s", what, exc.brief)
+
+
+def query_weight(text: str) -> int:
+    """Length as the server counts it: a CJK character counts as two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _url(rag: RagConfig, path: str) -> str:
+    return rag.url.rstrip("/") + path
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    if isinstance(exc, httpx.ConnectError):
+        return "Connection refused"
+    return str(exc) or type(exc).__name__
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        detail = response.json().get("detail", "")
+    except (ValueError, AttributeError):
+        detail = response.text
+    return str(detail)[:200]

@@ -1,0 +1,1 @@
+"""Long-term memory through LightRAG: documents, retrieval rendering, the durable index queue."""

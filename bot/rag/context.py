@@ -1,0 +1,90 @@
+"""LightRAG's `/query/data` answer, kept to the asking user and rendered for `# Relevant Memory`.
+
+One server holds every user's documents and has no per-user isolation for queries. Each chunk,
+entity and relation names the file source(s) it came from; only those whose sources all belong
+to the asking user are kept, so nobody's past conversations reach another user's prompt.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.rag.documents import owner_tag_of, tag
+
+SOURCE_SEPARATOR = "<SEP>"
+MIN_USEFUL_LINE = 40
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    file_path: str = ""
+
+    def belongs_to(self, owner_tag: str) -> bool:
+        sources = [s for s in self.file_path.split(SOURCE_SEPARATOR) if s.strip()]
+        return bool(sources) and all(owner_tag_of(s.strip()) == owner_tag for s in sources)
+
+
+class Chunk(_Item):
+    content: str = ""
+
+
+class Entity(_Item):
+    entity_name: str = ""
+    description: str = ""
+
+
+class Relationship(_Item):
+    src_id: str = ""
+    tgt_id: str = ""
+    description: str = ""
+
+
+class QueryData(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    chunks: list[Chunk] = Field(default_factory=list)
+    entities: list[Entity] = Field(default_factory=list)
+    relationships: list[Relationship] = Field(default_factory=list)
+
+    def owned_by(self, owner: str) -> QueryData:
+        """Only what comes wholly from `owner`'s documents."""
+        owner_tag = tag(owner)
+        return QueryData(
+            chunks=[c for c in self.chunks if c.belongs_to(owner_tag)],
+            entities=[e for e in self.entities if e.belongs_to(owner_tag)],
+            relationships=[r for r in self.relationships if r.belongs_to(owner_tag)],
+        )
+
+
+def render_context(data: QueryData, max_chars: int) -> str:
+    """Past exchanges first (they are the ground truth), then relations, then entities.
+
+    Lines are whitespace-folded; a line longer than the room left is cut with "…", and a
+    section stops once less than a useful line's worth of room remains.
+    """
+    sections = [
+        ("Past conversations:", [c.content for c in data.chunks]),
+        (
+            "Related facts:",
+            [f"{r.src_id} — {r.tgt_id}: {r.description}" for r in data.relationships],
+        ),
+        ("Known entities:", [f"{e.entity_name}: {e.description}" for e in data.entities]),
+    ]
+    lines: list[str] = []
+    room = max_chars
+    for heading, entries in sections:
+        items = [" ".join(e.split()) for e in entries if e.strip()]
+        if not items or room < len(heading) + 1 + MIN_USEFUL_LINE:
+            continue
+        lines.append(heading)
+        room -= len(heading) + 1
+        for item in items:
+            line = f"- {item}"
+            if room < min(len(line), MIN_USEFUL_LINE) + 1:
+                break
+            if len(line) + 1 > room:
+                line = line[: room - 2] + "…"
+            lines.append(line)
+            room -= len(line) + 1
+    return "\n".join(lines)

@@ -1,0 +1,96 @@
+"""Conversation exchanges as LightRAG documents, in the product spec's format.
+
+A document's `file_source` keeps the spec's `conv_YYYYMMDD_HHmmss` form and adds its owner,
+its chat and a random suffix: the server answers 409 to a repeated name and keeps only the
+basename, and the owner tag is what lets retrieval keep each user's memories to that user.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import string
+from datetime import datetime
+
+from pydantic import BaseModel
+
+GREETINGS = frozenset(
+    {"hi", "hello", "hey", "bye", "thanks", "thank you", "ok", "okay", "yes", "no",
+     "привет", "пока", "спасибо", "да", "нет"}
+)  # fmt: skip
+_TRAILING_PUNCTUATION = string.punctuation + "…¡¿ \t\n"
+_SOURCE = re.compile(r"^conv_\d{8}_\d{6}_u([A-Za-z0-9]+)_c([A-Za-z0-9]+)_([a-z0-9]+)\.txt$")
+
+
+class RagDocument(BaseModel):
+    """One exchange to index, as queued on disk and sent to the server."""
+
+    owner: str
+    chat_key: str
+    file_source: str
+    text: str
+    created_at: datetime
+
+    @classmethod
+    def for_exchange(
+        cls,
+        owner: str,
+        chat_key: str,
+        user_text: str,
+        assistant_text: str,
+        at: datetime,
+        skill: str | None = None,
+    ) -> RagDocument:
+        return cls(
+            owner=owner,
+            chat_key=chat_key,
+            file_source=file_source_for(at, owner, chat_key),
+            text=format_exchange(user_text, assistant_text, at, skill),
+            created_at=at,
+        )
+
+
+def format_exchange(user_text: str, assistant_text: str, at: datetime, skill: str | None) -> str:
+    """`Date:`, optional `Skill:`, `User:`, `Assistant:` lines, as the spec lays out."""
+    lines = [f"Date: {at:%Y-%m-%d %H:%M}"]
+    if skill:
+        lines.append(f"Skill: {skill}")
+    lines += [f"User: {user_text}", f"Assistant: {assistant_text}"]
+    return "\n".join(lines)
+
+
+def is_greeting(text: str) -> bool:
+    return text.strip().lower().rstrip(_TRAILING_PUNCTUATION) in GREETINGS
+
+
+def is_trivial_exchange(user_text: str, assistant_text: str | None, min_length: int) -> bool:
+    """The spec's filters: a blank reply, a greeting, or too short to be worth a graph."""
+    if not assistant_text or not assistant_text.strip():
+        return True
+    if is_greeting(user_text):
+        return True
+    return len(user_text) + len(assistant_text) < min_length
+
+
+def file_source_for(at: datetime, owner: str, chat_key: str) -> str:
+    """`conv_20260207_143000_u42_c1001_k3x9...txt`: unique, and naming owner and chat."""
+    nonce = secrets.token_hex(5)
+    return f"conv_{at:%Y%m%d_%H%M%S}_u{tag(owner)}_c{tag(chat_key)}_{nonce}.txt"
+
+
+def owner_tag_of(file_source: str) -> str | None:
+    """The owner tag a file source carries, or None for a name the bot did not make."""
+    match = _SOURCE.match(file_source.rsplit("/", 1)[-1])
+    return match.group(1) if match else None
+
+
+def tag(value: str) -> str:
+    """`value` itself when it is plain letters and digits, else a stable hash of it.
+
+    Telegram user ids are digits and stay readable; anything else (a chat key with colons or
+    a minus sign) becomes `h` + 16 hex digits, so tags never collide and never hold `_`.
+    """
+    if value.isascii() and value.isalnum():
+        return value
+    return "h" + hashlib.sha256(value.encode("utf-8")).hexdigest()[:16]

@@ -1,0 +1,70 @@
+"""Which documents each user has on the LightRAG server, so they can be counted and deleted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from bot.rag.documents import tag
+
+log = logging.getLogger("bot.rag")
+
+
+class LedgerEntry(BaseModel):
+    file_source: str
+    doc_id: str | None
+    track_id: str | None
+    chat_key: str
+    indexed_at: datetime
+
+
+class IndexLedger:
+    """One JSONL file per user under `<data dir>/rag/ledger/`, appended with fsync."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+
+    def path_for(self, owner: str) -> Path:
+        return self.directory / f"{tag(owner)}.jsonl"
+
+    async def record(self, owner: str, entry: LedgerEntry) -> None:
+        line = (entry.model_dump_json() + "\n").encode("utf-8")
+        await asyncio.to_thread(_append_durably, self.path_for(owner), line)
+
+    def entries(self, owner: str) -> list[LedgerEntry]:
+        try:
+            lines = self.path_for(owner).read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        entries = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                entries.append(LedgerEntry.model_validate(json.loads(line)))
+            except (ValueError, ValidationError):
+                log.warning("[RAG] skipped damaged line %d of %s", number, self.path_for(owner))
+        return entries
+
+    def clear(self, owner: str) -> None:
+        self.path_for(owner).unlink(missing_ok=True)
+
+
+def _append_durably(path: Path, line: bytes) -> None:
+    """Append one line and fsync; a line torn by an earlier crash is ended first."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)

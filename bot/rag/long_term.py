@@ -1,0 +1,59 @@
+"""A user's LightRAG documents as `/memory` and `/forget all` see them."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from bot.ports.rag import RagPort, RagUnavailable
+from bot.rag.ledger import IndexLedger
+from bot.rag.queue import IndexQueue
+
+log = logging.getLogger("bot.rag")
+
+DELETE_ATTEMPTS = 5
+DELETE_BATCH = 100
+
+
+class LongTermDocuments:
+    """`UserMemoryStore` over the index ledger, the queue and the server itself."""
+
+    label = "long-term documents (LightRAG)"
+
+    def __init__(self, queue: IndexQueue, ledger: IndexLedger, rag: RagPort) -> None:
+        self._queue = queue
+        self._ledger = ledger
+        self._rag = rag
+
+    async def count_for(self, user_id: str) -> int:
+        queued = sum(1 for item in self._queue.all() if item.document.owner == user_id)
+        return len(self._ledger.entries(user_id)) + queued
+
+    async def forget_user(self, user_id: str) -> int:
+        """Drop the user's queued documents and delete their indexed ones from the server.
+
+        Ids come from the ledger and from a scan of the server's documents by owner tag, so a
+        document whose id was never recorded (a crash right after upload) goes too. Raises
+        `RagUnavailable` when the server could not be reached; the ledger is then kept.
+        """
+        queued = [item for item in self._queue.all() if item.document.owner == user_id]
+        for item in queued:
+            self._queue.remove(item)
+        ids = {e.doc_id for e in self._ledger.entries(user_id) if e.doc_id}
+        ids |= {doc.doc_id for doc in await self._rag.documents_of(user_id)}
+        ordered = sorted(ids)
+        for start in range(0, len(ordered), DELETE_BATCH):
+            await self._delete_with_retry(ordered[start : start + DELETE_BATCH])
+        self._ledger.clear(user_id)
+        log.info("[RAG] forgot %d document(s) of one user", len(ids) + len(queued))
+        return len(ids) + len(queued)
+
+    async def _delete_with_retry(self, doc_ids: list[str]) -> None:
+        for attempt in range(1, DELETE_ATTEMPTS + 1):
+            try:
+                await self._rag.delete(doc_ids)
+                return
+            except RagUnavailable:
+                if attempt == DELETE_ATTEMPTS:
+                    raise
+                await asyncio.sleep(attempt)

@@ -1,0 +1,54 @@
+"""What `/status` says about long-term memory, and the shared-memory warning."""
+
+from __future__ import annotations
+
+from bot.config import RuntimeConfig, RuntimeConfigStore
+from bot.ports.rag import RagPort
+from bot.ports.user_memory import UserMemoryStore
+from bot.rag.queue import IndexQueue
+
+
+def shared_memory_warning(config: RuntimeConfig) -> str | None:
+    """In `answer` style LightRAG answers from every user's documents: say so plainly."""
+    rag = config.rag
+    if rag.enabled and rag.retrieval_style == "answer" and len(config.telegram.allowed_users) > 1:
+        return (
+            "⚠ rag.retrievalStyle is 'answer' and several users are allowed: LightRAG answers "
+            "from everyone's documents, so long-term memory is shared between users. "
+            "Use 'context' to keep each user's memories to that user."
+        )
+    return None
+
+
+class RagStatus:
+    """`StatusProvider`: server health (or circuit state), queue depth, the user's documents."""
+
+    def __init__(
+        self,
+        config: RuntimeConfigStore,
+        rag: RagPort,
+        queue: IndexQueue,
+        documents: UserMemoryStore,
+    ) -> None:
+        self._config = config
+        self._rag = rag
+        self._queue = queue
+        self._documents = documents
+
+    async def status_lines(self, user_id: str) -> list[str]:
+        config = self._config.current()
+        lines = []
+        if config.rag.enabled:
+            health = await self._rag.health()
+            style = f"{config.rag.retrieval_style} style, {config.rag.query_mode} mode"
+            lines.append(f"LightRAG: {health.detail} ({style})")
+            count = await self._documents.count_for(user_id)
+            lines.append(f"Your long-term documents: {count}")
+        if config.rag.enabled or self._queue.depth:
+            failed = self._queue.failed_count()
+            extra = f", {failed} set aside" if failed else ""
+            lines.append(f"Index queue: {self._queue.depth} waiting{extra}")
+        warning = shared_memory_warning(config)
+        if warning:
+            lines.append(warning)
+        return lines

@@ -1,0 +1,156 @@
+"""The whole bot with long-term memory on: a real LightRAG server, a local LLM, real files."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from bot.app import BotApp
+from bot.conversation import ChatAddress, IncomingMessage
+from bot.rag.documents import owner_tag_of
+from tests.conftest import edit_runtime_config
+from tests.fakes.channel import RecordingChannel
+from tests.fakes.lightrag_llm import lightrag_responder
+from tests.fakes.lightrag_server import LightRagServer
+from tests.fakes.openai_server import FakeOpenAiServer
+
+pytestmark = pytest.mark.e2e
+RAG_KEY = "e2e-rag-key-7731"
+
+
+@pytest.fixture(scope="module")
+def rag_llm():
+    with FakeOpenAiServer(responder=lightrag_responder) as server:
+        yield server
+
+
+@pytest.fixture
+def bot_llm():
+    with FakeOpenAiServer() as server:
+        yield server
+
+
+@pytest.fixture
+def lightrag(rag_llm, tmp_path):
+    server = LightRagServer(tmp_path / "lightrag", rag_llm.base_url, api_key=RAG_KEY).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+async def app(settings, bot_llm, lightrag):
+    settings.openai_base_url = bot_llm.base_url
+    settings.rag_api_key = RAG_KEY
+    edit_runtime_config(
+        settings.runtime_config_path,
+        rag={
+            "enabled": True,
+            "url": lightrag.url,
+            "indexRetryMaxSeconds": 1,
+            "circuitCooldownSeconds": 1,
+            "timeoutSeconds": 5,
+        },
+    )
+    built = BotApp.build(settings)
+    await built.start()
+    yield built
+    await built.aclose()
+
+
+def say(user: str, text: str) -> IncomingMessage:
+    return IncomingMessage(ChatAddress("test", f"chat-{user}"), user, text)
+
+
+async def wait_indexed(app: BotApp, server: LightRagServer, count: int) -> None:
+    for _ in range(600):
+        if app.indexer.queue.depth == 0:
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.to_thread(server.wait_until_processed, count)
+
+
+def relevant_memory(prompt: str) -> str:
+    """The body of the `# Relevant Memory` section of a system prompt."""
+    heading = "\n# Relevant Memory\n"
+    assert heading in prompt, prompt
+    return prompt.split(heading, 1)[1].split("\n# ", 1)[0]
+
+
+@pytest.mark.parametrize("style", ["context", "answer"])
+async def test_a_fact_told_before_new_is_in_the_prompt_after_it(
+    app, settings, bot_llm, lightrag, style
+):
+    edit_runtime_config(settings.runtime_config_path, rag={"retrievalStyle": style})
+    channel = RecordingChannel()
+    await app.handle(say("501", "My Grafana dashboard lives on port 3917 behind Caddy."), channel)
+    await wait_indexed(app, lightrag, 1)
+    await app.handle(say("501", "/new"), channel)
+    await app.handle(say("501", "Which port does my Grafana dashboard use?"), channel)
+
+    prompt = bot_llm.system_prompts()[-1]
+    assert "3917" in relevant_memory(prompt)
+    assert prompt.index("\n# Relevant Memory\n") < prompt.index("\n# Available Tools\n")
+    sent = bot_llm.requests[-1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user"], "the session really was new"
+    assert channel.texts()[-1] == "echo: Which port does my Grafana dashboard use?"
+
+
+async def test_another_users_fact_never_reaches_the_prompt(app, bot_llm, lightrag):
+    channel = RecordingChannel()
+    await app.handle(say("601", "My locker combination at the Lisbon gym is 2468."), channel)
+    await wait_indexed(app, lightrag, 1)
+    await app.handle(say("602", "What is the locker combination at the Lisbon gym?"), channel)
+    assert "2468" not in bot_llm.system_prompts()[-1]
+    assert "\n# Relevant Memory\n" not in bot_llm.system_prompts()[-1]
+    await app.handle(say("601", "What is the locker combination at the Lisbon gym?"), channel)
+    assert "2468" in relevant_memory(bot_llm.system_prompts()[-1])
+
+
+async def test_exchanges_during_an_outage_are_indexed_after_the_server_returns(
+    app, bot_llm, lightrag
+):
+    channel = RecordingChannel()
+    await app.handle(say("701", "Before the outage: our staging cluster is named Tern."), channel)
+    await wait_indexed(app, lightrag, 1)
+
+    lightrag.kill()
+    outage = [
+        "During the outage: the backup job runs at 02:15 every night.",
+        "During the outage: the VPN gateway address is 10.8.0.1 for everyone.",
+        "During the outage: Marta owns the billing service on-call rotation.",
+    ]
+    for text in outage:
+        started = time.monotonic()
+        await app.handle(say("701", text), channel)
+        assert time.monotonic() - started < 3, "a turn must not wait on a dead LightRAG"
+    assert channel.texts()[-3:] == [f"echo: {text}" for text in outage]
+    assert app.indexer.queue.depth == 3
+
+    await asyncio.to_thread(lightrag.start)
+    await wait_indexed(app, lightrag, 4)
+    tags = [owner_tag_of(s) for s in lightrag.file_sources()]
+    assert tags.count("701") == 4
+
+    await app.handle(say("701", "When does the backup job run every night?"), channel)
+    assert "02:15" in relevant_memory(bot_llm.system_prompts()[-1])
+
+
+async def test_status_shows_health_queue_and_documents(app, lightrag):
+    channel = RecordingChannel()
+    await app.handle(
+        say("801", "Please remember that the staging database is on port 5544."), channel
+    )
+    await wait_indexed(app, lightrag, 1)
+    await app.handle(say("801", "/status"), channel)
+    status = channel.texts()[-1]
+    assert f"LightRAG: healthy at {lightrag.url} (context style, hybrid mode)" in status
+    assert "Your long-term documents: 1" in status
+    assert "Index queue: 0 waiting" in status
+    assert RAG_KEY not in status
+
+    lightrag.kill()
+    await app.handle(say("801", "Which port is the staging database on again?"), channel)
+    await app.handle(say("801", "/status"), channel)
+    assert "circuit open" in channel.texts()[-1] or "unreachable" in channel.texts()[-1]

@@ -1,0 +1,233 @@
+"""The LightRAG adapter against a mocked transport: request shapes and every error path."""
+
+import json
+import logging
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+import respx
+from pydantic import SecretStr
+
+from bot.adapters.lightrag import LightRagAdapter
+from bot.config import RuntimeConfigStore
+from bot.ports.rag import RagRejected, RagUnavailable
+from bot.rag.circuit import CircuitState
+from bot.rag.documents import RagDocument, file_source_for
+
+URL = "http://rag.test:9621"
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+MINE = file_source_for(AT, "111", "t:1")
+OTHERS = file_source_for(AT, "222", "t:2")
+
+
+def write_config(path, **rag):
+    values = {"enabled": True, "url": URL, "queryMode": "hybrid", **rag}
+    path.write_text(json.dumps({"rag": values}))
+
+
+@pytest.fixture
+def config_path(tmp_path):
+    path = tmp_path / "runtime-config.json"
+    write_config(path)
+    return path
+
+
+@pytest.fixture
+def adapter(config_path):
+    return LightRagAdapter(RuntimeConfigStore(config_path), SecretStr("env-key-123"))
+
+
+def data_answer(*chunks):
+    return {
+        "status": "success",
+        "data": {
+            "entities": [],
+            "relationships": [],
+            "chunks": [{"content": text, "file_path": source} for text, source in chunks],
+        },
+        "metadata": {},
+    }
+
+
+@respx.mock
+async def test_context_query_sends_the_right_request_and_keeps_only_the_users_chunks(adapter):
+    route = respx.post(f"{URL}/query/data").respond(
+        json=data_answer(("Redis runs on 6380", MINE), ("Bob likes Roquefort", OTHERS))
+    )
+    context = await adapter.query("  Which port does Redis use?  ", "local", owner="111")
+    assert context == "Past conversations:\n- Redis runs on 6380"
+    request = route.calls.last.request
+    assert json.loads(request.content) == {"query": "Which port does Redis use?", "mode": "local"}
+    assert request.headers["X-API-Key"] == "env-key-123"
+    assert "authorization" not in request.headers
+
+
+@respx.mock
+async def test_answer_style_uses_query_and_treats_no_context_as_no_memory(config_path, adapter):
+    write_config(config_path, retrievalStyle="answer")
+    route = respx.post(f"{URL}/query")
+    route.respond(json={"response": "Redis is on 6380.", "llm_generated": True})
+    assert await adapter.query("Which port?", "mix", "111") == "Redis is on 6380."
+    route.respond(json={"response": "Sorry.[no-context]", "llm_generated": True})
+    assert await adapter.query("Which port?", "mix", "111") == ""
+    route.respond(json={"response": "raw chunks", "llm_generated": False})
+    assert await adapter.query("Which port?", "mix", "111") == ""
+
+
+@respx.mock
+async def test_config_key_is_used_when_no_environment_key(config_path):
+    write_config(config_path, apiKey="file-key-456")
+    adapter = LightRagAdapter(RuntimeConfigStore(config_path), None)
+    route = respx.post(f"{URL}/query/data").respond(json=data_answer())
+    await adapter.query("anything here", "hybrid", "111")
+    assert route.calls.last.request.headers["X-API-Key"] == "file-key-456"
+
+
+@respx.mock
+async def test_too_short_queries_and_disabled_rag_make_no_request(config_path, adapter):
+    route = respx.post(f"{URL}/query/data").respond(json=data_answer())
+    assert await adapter.query("hi", "hybrid", "111") == ""
+    assert await adapter.query("  ", "hybrid", "111") == ""
+    write_config(config_path, enabled=False)
+    assert await adapter.query("a long enough question", "hybrid", "111") == ""
+    assert route.call_count == 0
+
+
+@respx.mock
+async def test_a_config_edit_applies_on_the_next_call(config_path, adapter):
+    respx.post(f"{URL}/query/data").respond(json=data_answer(("old server", MINE)))
+    respx.post("http://other.test:1/query/data").respond(json=data_answer(("new server", MINE)))
+    assert "old server" in await adapter.query("which server?", "hybrid", "111")
+    write_config(config_path, url="http://other.test:1")
+    assert "new server" in await adapter.query("which server?", "hybrid", "111")
+
+
+@pytest.mark.parametrize(
+    ("mock", "log_line"),
+    [
+        (dict(side_effect=httpx.ConnectError("refused")), "[RAG] Query error: Connection refused"),
+        (dict(side_effect=httpx.ReadTimeout("slow")), "[RAG] Query error: timed out after 10s"),
+        (dict(status_code=503), "[RAG] Query failed: HTTP 503"),
+        (dict(status_code=500), "[RAG] Query failed: HTTP 500"),
+        (dict(status_code=422, json={"detail": "too short"}), "[RAG] Query failed: HTTP 422"),
+        (dict(status_code=200, content=b"<html>"), "[RAG] Query error: invalid JSON"),
+        (dict(status_code=200, json={"data": {"chunks": 5}}), "[RAG] Query error: unexpected"),
+    ],
+)
+@respx.mock
+async def test_every_failure_yields_no_context_and_one_warning(adapter, caplog, mock, log_line):
+    route = respx.post(f"{URL}/query/data")
+    if "side_effect" in mock:
+        route.mock(**mock)
+    else:
+        route.respond(**mock)
+    with caplog.at_level(logging.WARNING, logger="bot.rag"):
+        assert await adapter.query("Which port does Redis use?", "hybrid", "111") == ""
+    lines = [r.getMessage() for r in caplog.records if r.name == "bot.rag"]
+    assert [line for line in lines if line.startswith(log_line)], lines
+    assert len([line for line in lines if "[RAG] Query" in line]) == 1
+
+
+@pytest.mark.parametrize("status", [401, 403])
+@respx.mock
+async def test_rejected_key_is_logged_as_a_configuration_error(adapter, caplog, status):
+    respx.post(f"{URL}/query/data").respond(status_code=status, json={"detail": "Invalid API Key"})
+    with caplog.at_level(logging.ERROR, logger="bot.rag"):
+        assert await adapter.query("Which port does Redis use?", "hybrid", "111") == ""
+    message = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
+    assert "Configuration error" in message and "RAG_API_KEY" in message
+    assert "env-key-123" not in caplog.text
+
+
+@respx.mock
+async def test_circuit_opens_fails_fast_and_probes_after_the_cooldown(config_path, adapter):
+    write_config(config_path, circuitFailureThreshold=2, circuitCooldownSeconds=30)
+    route = respx.post(f"{URL}/query/data").respond(status_code=503)
+    for _ in range(2):
+        await adapter.query("Which port does Redis use?", "hybrid", "111")
+    assert adapter.breaker.state is CircuitState.OPEN
+    assert not adapter.is_available()
+    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    assert route.call_count == 2, "an open circuit makes no request"
+
+    adapter.breaker._opened_at -= 31  # the cooldown passes
+    assert adapter.is_available()
+    route.respond(json=data_answer(("back again", MINE)))
+    assert "back again" in await adapter.query("Which port does Redis use?", "hybrid", "111")
+    assert adapter.breaker.state is CircuitState.CLOSED and route.call_count == 3
+
+
+@respx.mock
+async def test_a_hanging_server_opens_the_circuit_after_one_timeout(adapter):
+    route = respx.post(f"{URL}/query/data").mock(side_effect=httpx.ReadTimeout("slow"))
+    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    assert route.call_count == 1
+    health = await adapter.health()
+    assert not health.healthy and "circuit open" in health.detail
+
+
+def doc():
+    return RagDocument.for_exchange("111", "t:1", "Where is Redis?", "On port 6380.", AT)
+
+
+@respx.mock
+async def test_index_posts_text_and_file_source_and_records_the_document_id(adapter):
+    post = respx.post(f"{URL}/documents/text").respond(
+        json={"status": "success", "message": "ok", "track_id": "insert_1"}
+    )
+    respx.get(f"{URL}/documents/track_status/insert_1").respond(
+        json={"track_id": "insert_1", "documents": [{"id": "doc-abc", "status": "pending"}]}
+    )
+    document = doc()
+    receipt = await adapter.index(document)
+    assert json.loads(post.calls.last.request.content) == {
+        "text": document.text,
+        "file_source": document.file_source,
+    }
+    assert (receipt.doc_id, receipt.track_id, receipt.already_present) == (
+        "doc-abc",
+        "insert_1",
+        False,
+    )
+
+
+@respx.mock
+async def test_index_outcomes_are_typed_for_the_worker(adapter):
+    route = respx.post(f"{URL}/documents/text")
+    route.respond(status_code=409, json={"detail": "already contains"})
+    assert (await adapter.index(doc())).already_present
+    route.respond(status_code=413, json={"detail": "too large"})
+    with pytest.raises(RagRejected):
+        await adapter.index(doc())
+    route.respond(status_code=500)
+    with pytest.raises(RagUnavailable):
+        await adapter.index(doc())
+
+
+@respx.mock
+async def test_delete_sends_ids_and_a_busy_server_is_retryable(adapter):
+    route = respx.delete(f"{URL}/documents/delete_document")
+    route.respond(json={"status": "deletion_started", "message": "", "doc_id": "a, b"})
+    await adapter.delete(["a", "b"])
+    assert json.loads(route.calls.last.request.content) == {"doc_ids": ["a", "b"]}
+    route.respond(json={"status": "busy", "message": "pipeline busy", "doc_id": "a"})
+    with pytest.raises(RagUnavailable):
+        await adapter.delete(["a"])
+
+
+@respx.mock
+async def test_documents_of_pages_through_the_server_and_keeps_the_owners(adapter):
+    def page(request):
+        number = json.loads(request.content)["page"]
+        docs = [
+            {"id": f"doc-{number}-mine", "file_path": file_source_for(AT, "111", "t:1")},
+            {"id": f"doc-{number}-theirs", "file_path": file_source_for(AT, "222", "t:2")},
+            {"id": f"doc-{number}-foreign", "file_path": "manual_upload.pdf"},
+        ]
+        return httpx.Response(200, json={"documents": docs, "pagination": {"total_pages": 2}})
+
+    respx.post(f"{URL}/documents/paginated").mock(side_effect=page)
+    found = await adapter.documents_of("111")
+    assert [d.doc_id for d in found] == ["doc-1-mine", "doc-2-mine"]

@@ -1,0 +1,203 @@
+"""The durable queue, the index worker and forgetting, with an in-memory RagPort."""
+
+import asyncio
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+import bot.rag.indexer as indexer_module
+from bot.config import RuntimeConfigStore
+from bot.ports.rag import IndexReceipt, RagHealth, RagRejected, RagUnavailable, StoredDocument
+from bot.rag.documents import RagDocument
+from bot.rag.indexer import RagIndexer
+from bot.rag.ledger import IndexLedger, LedgerEntry
+from bot.rag.long_term import LongTermDocuments
+from bot.rag.queue import IndexQueue
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def doc(owner="111", text="Where is Redis? On port 6380."):
+    return RagDocument.for_exchange(owner, f"t:{owner}", text, "answer text", AT)
+
+
+class FakeRag:
+    """Fails while `down`, refuses texts containing 'REJECT', remembers what it got."""
+
+    def __init__(self):
+        self.down = False
+        self.received: list[RagDocument] = []
+        self.deleted: list[list[str]] = []
+        self.on_server: list[StoredDocument] = []
+        self.busy_deletes = 0
+
+    async def index(self, document):
+        if self.down:
+            raise RagUnavailable("Connection refused")
+        if "REJECT" in document.text:
+            raise RagRejected("HTTP 422: empty", http_status=422)
+        self.received.append(document)
+        return IndexReceipt(document.file_source, f"doc-{len(self.received)}", "track")
+
+    async def delete(self, doc_ids):
+        if self.busy_deletes:
+            self.busy_deletes -= 1
+            raise RagUnavailable("busy")
+        self.deleted.append(doc_ids)
+
+    async def documents_of(self, owner):
+        return list(self.on_server)
+
+    async def query(self, text, mode, owner):
+        return ""
+
+    def is_available(self):
+        return not self.down
+
+    async def health(self):
+        return RagHealth(not self.down, "")
+
+
+@pytest.fixture
+def config(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"rag": {"enabled": True, "indexRetryMaxSeconds": 1}}))
+    return RuntimeConfigStore(path)
+
+
+@pytest.fixture(autouse=True)
+def fast_backoff(monkeypatch):
+    monkeypatch.setattr(indexer_module, "FIRST_BACKOFF_SECONDS", 0.02)
+
+
+async def wait_for(condition, seconds=5.0):
+    for _ in range(int(seconds / 0.01)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("condition not met in time")
+
+
+async def test_queue_survives_a_restart_in_arrival_order(tmp_path):
+    queue = IndexQueue(tmp_path / "queue")
+    for i in range(3):
+        await queue.put(doc(text=f"message number {i}"))
+    reopened = IndexQueue(tmp_path / "queue")
+    assert reopened.depth == 3
+    first = reopened.oldest()
+    assert "message number 0" in first.document.text
+    reopened.remove(first)
+    assert "message number 1" in reopened.oldest().document.text
+    assert reopened.depth == 2
+
+
+async def test_an_unreadable_queue_file_is_set_aside_not_fatal(tmp_path):
+    queue = IndexQueue(tmp_path / "queue")
+    (tmp_path / "queue" / "00000000000000000001-bad.json").write_text("{half")
+    await queue.put(doc())
+    assert queue.oldest().document.owner == "111"
+    assert queue.failed_count() == 1
+
+
+async def test_worker_sends_in_order_and_records_each_document(tmp_path, config):
+    rag, ledger = FakeRag(), IndexLedger(tmp_path / "ledger")
+    worker = RagIndexer(IndexQueue(tmp_path / "queue"), rag, ledger, config)
+    worker.start()
+    for i in range(5):
+        await worker.enqueue(doc(text=f"exchange {i} with enough text"))
+    await wait_for(lambda: worker.queue.depth == 0)
+    assert [d.text.split("\n")[1] for d in rag.received] == [
+        f"User: exchange {i} with enough text" for i in range(5)
+    ]
+    assert [e.doc_id for e in ledger.entries("111")] == [f"doc-{i}" for i in range(1, 6)]
+    await worker.stop(1)
+
+
+async def test_documents_queued_while_down_arrive_when_the_server_is_back(tmp_path, config):
+    rag = FakeRag()
+    rag.down = True
+    worker = RagIndexer(IndexQueue(tmp_path / "queue"), rag, IndexLedger(tmp_path / "l"), config)
+    worker.start()
+    for i in range(3):
+        await worker.enqueue(doc(text=f"during the outage {i}"))
+    await asyncio.sleep(0.2)
+    assert rag.received == [] and worker.queue.depth == 3
+    rag.down = False
+    await wait_for(lambda: len(rag.received) == 3, seconds=5)
+    await worker.stop(1)
+
+
+async def test_a_document_refused_for_good_is_set_aside_and_the_rest_go_on(tmp_path, config):
+    rag = FakeRag()
+    worker = RagIndexer(IndexQueue(tmp_path / "queue"), rag, IndexLedger(tmp_path / "l"), config)
+    worker.start()
+    await worker.enqueue(doc(text="REJECT me"))
+    await worker.enqueue(doc(text="a good one"))
+    await wait_for(lambda: len(rag.received) == 1)
+    assert worker.queue.failed_count() == 1
+    reasons = list((tmp_path / "failed").glob("*.reason.txt"))
+    assert "HTTP 422" in reasons[0].read_text()
+    await worker.stop(1)
+
+
+async def test_shutdown_keeps_unsent_documents_on_disk_for_the_next_start(tmp_path, config):
+    rag = FakeRag()
+    rag.down = True
+    queue_dir = tmp_path / "queue"
+    worker = RagIndexer(IndexQueue(queue_dir), rag, IndexLedger(tmp_path / "l"), config)
+    worker.start()
+    await worker.enqueue(doc(text="not sent before shutdown"))
+    await worker.stop(0.3)
+    assert IndexQueue(queue_dir).depth == 1
+
+    rag.down = False
+    restarted = RagIndexer(IndexQueue(queue_dir), rag, IndexLedger(tmp_path / "l"), config)
+    restarted.start()
+    await wait_for(lambda: len(rag.received) == 1)
+    await restarted.stop(1)
+    assert IndexQueue(queue_dir).depth == 0
+
+
+async def test_disabled_rag_sends_nothing(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"rag": {"enabled": False}}))
+    rag = FakeRag()
+    worker = RagIndexer(
+        IndexQueue(tmp_path / "q"), rag, IndexLedger(tmp_path / "l"), RuntimeConfigStore(path)
+    )
+    worker.start()
+    await worker.enqueue(doc())
+    await asyncio.sleep(0.2)
+    assert rag.received == [] and worker.queue.depth == 1
+    await worker.stop(0.1)
+
+
+async def test_ledger_survives_a_torn_last_line(tmp_path):
+    ledger = IndexLedger(tmp_path)
+    entry = LedgerEntry(file_source="a", doc_id="d1", track_id=None, chat_key="c", indexed_at=AT)
+    await ledger.record("111", entry)
+    with ledger.path_for("111").open("a") as f:
+        f.write('{"file_source": "torn')
+    await ledger.record("111", entry.model_copy(update={"doc_id": "d2"}))
+    assert [e.doc_id for e in ledger.entries("111")] == ["d1", "d2"]
+
+
+async def test_forget_removes_queued_and_deletes_recorded_and_discovered_documents(tmp_path):
+    rag = FakeRag()
+    queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
+    await queue.put(doc("111"))
+    await queue.put(doc("222"))
+    for doc_id in ("doc-a", "doc-b"):
+        await ledger.record(
+            "111",
+            LedgerEntry(file_source="x", doc_id=doc_id, track_id=None, chat_key="c", indexed_at=AT),
+        )
+    rag.on_server = [StoredDocument("doc-b", "x"), StoredDocument("doc-lost-id", "y")]
+    rag.busy_deletes = 1
+    store = LongTermDocuments(queue, ledger, rag)
+    assert await store.count_for("111") == 3
+    assert await store.forget_user("111") == 4
+    assert rag.deleted == [["doc-a", "doc-b", "doc-lost-id"]]
+    assert await store.count_for("111") == 0
+    assert [item.document.owner for item in queue.all()] == ["222"]
