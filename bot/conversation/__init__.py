@@ -5,6 +5,7 @@ from bot.conversation.messages import (
     ChatMessage,
     IncomingMessage,
     ToolCall,
+    clean_text,
     utc_now,
 )
 from bot.conversation.session import Session, estimate_tokens, recent_history
@@ -15,6 +16,7 @@ __all__ = [
     "IncomingMessage",
     "Session",
     "ToolCall",
+    "clean_text",
     "estimate_tokens",
     "recent_history",
     "utc_now",

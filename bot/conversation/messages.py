@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+# Lone UTF-16 surrogates (a client can send them) cannot be written as UTF-8, and control
+# characters other than tab and newline only confuse the model and the logs.
+_UNWRITABLE = re.compile(r"[\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def clean_text(text: str) -> str:
+    """`text` safe to store and send: lone surrogates become U+FFFD, control characters go."""
+    return _CONTROL.sub("", _UNWRITABLE.sub("\ufffd", text)).replace("\r\n", "\n")
 
 
 class ToolCall(BaseModel):
@@ -59,10 +70,17 @@ class ChatAddress:
 
 @dataclass(frozen=True)
 class IncomingMessage:
-    """A text message from a person, already past the channel's access checks."""
+    """A text message from a person, already past the channel's access checks.
+
+    The text is cleaned on creation (see `clean_text`), so no channel can hand the pipeline
+    something that breaks a session file.
+    """
 
     address: ChatAddress
     user_id: str
     text: str
     received_at: datetime = field(default_factory=utc_now)
     user_name: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", clean_text(self.text))

@@ -98,3 +98,15 @@ def test_history_always_keeps_the_current_turn_even_if_too_big():
 def test_turn_count_counts_user_messages():
     session = Session(key="k", messages=[ChatMessage.user("a"), ChatMessage.assistant("b")])
     assert session.turn_count == 1
+
+
+async def test_text_with_lone_surrogates_and_control_characters_is_stored_safely(tmp_path):
+    from bot.conversation import ChatAddress, IncomingMessage
+
+    message = IncomingMessage(ChatAddress("t", "1"), "u", "bad \ud800 half\x00 pair 😀\r\nnext\tok")
+    assert message.text == "bad \ufffd half pair 😀\nnext\tok"
+    store = JsonSessionStore(tmp_path)
+    session = await store.load("c")
+    session.messages.append(ChatMessage.user(message.text))
+    await store.save(session)
+    assert (await JsonSessionStore(tmp_path).load("c")).messages[0].content == message.text
