@@ -8,18 +8,24 @@ from urllib.parse import urlsplit
 
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.commands import CommandRegistry, CoreCommands
+from bot.commands.memory import MemoryCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
+from bot.memory.remember_switch import RememberSwitch
+from bot.memory.service import ShortTermMemory
 from bot.pipeline import Pipeline
 from bot.pipeline.context_building import ContextBuildingSystem
+from bot.pipeline.memory_persist import MemoryPersistSystem
 from bot.pipeline.response_routing import ResponseRoutingSystem
 from bot.pipeline.tool_loop import ToolLoopSystem
 from bot.ports.channel import ChannelPort
 from bot.ports.llm import LlmPort
+from bot.ports.user_memory import UserMemoryStore
 from bot.prompts import PromptFiles
 from bot.settings import Settings
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
+from bot.tools.memory import MemoryTool
 from bot.turns import TurnRunner
 
 log = logging.getLogger(__name__)
@@ -37,6 +43,7 @@ class BotApp:
     pipeline: Pipeline
     runner: TurnRunner
     llm: LlmPort
+    memory: ShortTermMemory
 
     @classmethod
     def build(cls, settings: Settings, llm: LlmPort | None = None) -> BotApp:
@@ -45,14 +52,18 @@ class BotApp:
         if llm is None:
             key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
             llm = OpenAiLlm.connect(key, settings.openai_base_url)
-        tools = ToolRegistry(builtin_tools())
+        memory = ShortTermMemory(settings.data_dir / "memory", lambda: config.current().memory)
+        remember = RememberSwitch(settings.data_dir / "memory" / "remember-off.json")
+        memory_stores: list[UserMemoryStore] = [memory]  # `/memory` counts, `/forget all` empties
+        tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember)])
         sessions = JsonSessionStore(settings.data_dir / "sessions")
         prompts = PromptFiles(settings.prompts_dir)
 
         pipeline = Pipeline(
             [
-                ContextBuildingSystem(prompts, tools),
+                ContextBuildingSystem(prompts, tools, memory),
                 ToolLoopSystem(llm, tools),
+                MemoryPersistSystem(memory),
                 ResponseRoutingSystem(),
             ]
         )
@@ -64,13 +75,15 @@ class BotApp:
             tools=tools,
             llm_endpoint=describe_endpoint(settings.openai_base_url),
         ).register()
-        runner = TurnRunner(pipeline, sessions, config, commands)
-        return cls(settings, config, commands, tools, sessions, pipeline, runner, llm)
+        MemoryCommands(commands, memory, memory_stores, remember).register()
+        runner = TurnRunner(pipeline, sessions, config, commands, remembering=remember)
+        return cls(settings, config, commands, tools, sessions, pipeline, runner, llm, memory)
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         await self.runner.handle(message, channel)
 
     async def aclose(self) -> None:
+        await self.memory.drain()
         close = getattr(self.llm, "close", None)
         if close is not None:
             await close()

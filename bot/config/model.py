@@ -68,7 +68,7 @@ class MemoryConfig(Section):
     overflow_min_score: float = Field(
         0.7, ge=0, le=1, description="Items scoring this much may go past the soft budget."
     )
-    min_score: float = Field(0.35, ge=0, le=1, description="Weaker items are left out.")
+    min_score: float = Field(0.4, ge=0, le=1, description="Weaker matching items are left out.")
     semantic_top_k: int = Field(6, ge=0, le=50)
     procedural_top_k: int = Field(3, ge=0, le=50)
     episodic_top_k: int = Field(3, ge=0, le=50)

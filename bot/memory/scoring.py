@@ -5,10 +5,13 @@
 
 Every term lies in [0, 1], so a score does too. Relevance is BM25 against the user's
 message, scaled to its ceiling (see `LexicalIndex.relevance`). Recency halves every
-`decayDays` since the item was last confirmed. An item with no word in common with the message
-can still reach about 0.5 on salience, confidence and type alone: a strong fact such as the
-user's name or an allergy, never an ordinary past exchange (about 0.3), so `minScore` keeps
-the noise out.
+`decayDays` since the item was last confirmed.
+
+Which items may compete at all: those sharing a word with the message and scoring at least
+`minScore` (a fresh past exchange needs about a fifth of the message's word weight, an old
+one more), plus the user's profile, identity and constraint items ("my name is…", "I'm
+allergic to…"), which matter to almost any question and so need no shared word. A how-to or
+an old exchange with nothing in common with the message never comes in on its priors alone.
 """
 
 from __future__ import annotations
@@ -42,8 +45,12 @@ TYPE_WEIGHT = {
     ItemType.EXCHANGE: 0.4,
 }
 
+PROFILE_TYPES = frozenset({ItemType.IDENTITY, ItemType.CONSTRAINT})
+"""Items that may join without a word in common with the message."""
+
 LEXICAL_POOL = 64
-"""Best lexical matches fully scored per recall; the rest cannot outscore them by enough."""
+"""Only the best lexical matches are fully scored, which keeps a recall fast at any size; a
+weaker match could overtake them only on salience and confidence, by a small margin."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +87,7 @@ def top_k(config: MemoryConfig, layer: Layer) -> int:
 
 
 def rank(items: UserItems, query: str, now: datetime, config: MemoryConfig) -> list[ScoredItem]:
-    """The best items for `query`: at most top-k per layer, none under `minScore`, best first."""
+    """The best items for `query`: at most top-k per layer, best first."""
     pool = max(config.semantic_top_k, config.procedural_top_k, config.episodic_top_k) * 3 + 5
     candidates = items.candidates(tokens(query), pool)
     lexical = [pair for pair in candidates.items() if pair[1] > 0]
@@ -96,8 +103,10 @@ def rank(items: UserItems, query: str, now: datetime, config: MemoryConfig) -> l
             continue
         if item.layer is Layer.EPISODIC and item.updated_at < oldest_episode:
             continue
+        if relevance == 0 and item.type not in PROFILE_TYPES:
+            continue
         value = score(item, relevance, now, config.decay_days)
-        if value >= config.min_score:
+        if relevance == 0 or value >= config.min_score:
             per_layer[item.layer].append(ScoredItem(item, value, relevance))
 
     chosen: list[ScoredItem] = []
