@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -174,9 +174,12 @@ class ShortTermMemory:
     def _write(self, user_id: str, stored: list[MemoryItem], promoted_ids: set[str]) -> None:
         files = UserFiles(self.root, user_id)
         files.append(stored)
+        left_behind: dict[Path, set[str]] = defaultdict(set)
         for item in stored:
             if item.id in promoted_ids:
-                remove_ids(files.episode_path(item.created_at), {item.id})
+                left_behind[files.episode_path(item.created_at)].add(item.id)
+        for day_file, item_ids in left_behind.items():
+            remove_ids(day_file, item_ids)
 
     def _erase(self, user_id: str, item: MemoryItem) -> None:
         files = UserFiles(self.root, user_id)

@@ -190,3 +190,20 @@ def test_index_follows_changes_in_place():
     assert len(rank(items, "kayak", NOW, config())) == 1
     items.remove(first.id)
     assert rank(items, "kayak", NOW, config()) == [] and len(items) == 0
+
+
+def test_long_postings_are_read_only_where_they_can_matter(monkeypatch):
+    monkeypatch.setattr("bot.memory.index.SCAN_LIMIT", 3)
+    common = [item(f"Weather note {n}: rain again today.", age_days=10 - n) for n in range(8)]
+    rare = item("Weather in Tromsø: rain and aurora.", age_days=20)
+    items = items_of(rare, *common)
+    limited = {s.item.id: s.relevance for s in rank(items, "rain in Tromsø", NOW, config())}
+    assert list(limited) == [rare.id], "the common word did not pull in every rainy note"
+    monkeypatch.setattr("bot.memory.index.SCAN_LIMIT", 1000)
+    full = {s.item.id: s.relevance for s in rank(items, "rain in Tromsø", NOW, config())}
+    assert limited[rare.id] == full[rare.id], "a found item's relevance is exact"
+    monkeypatch.setattr("bot.memory.index.SCAN_LIMIT", 3)
+
+    only_common = rank(items, "rain weather", NOW, config(semanticTopK=10))
+    assert len(only_common) == 3, "a query of common words only reads the newest postings"
+    assert {s.item.content for s in only_common} == {c.content for c in common[-3:]}
