@@ -22,7 +22,7 @@ from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
 from bot.memory.episodes import items_from_exchange, promoted
 from bot.memory.files import UserFiles, remove_ids
-from bot.memory.items import Layer, MemoryItem
+from bot.memory.items import Layer, MemoryItem, fingerprint
 from bot.memory.packing import pack
 from bot.memory.scoring import ScoredItem, rank
 from bot.memory.user_items import UserItems
@@ -133,7 +133,7 @@ class ShortTermMemory:
             stored: list[MemoryItem] = []
             promoted_ids: set[str] = set()
             for new in new_items:
-                existing = items.by_fingerprint(new.fingerprint) if new.fingerprint else None
+                existing = same_memory(items, new)
                 item = merge(existing, new, now) if existing is not None else new
                 if item.layer is Layer.EPISODIC and item.confidence >= threshold:
                     item = promoted(item, now)
@@ -228,6 +228,16 @@ class ShortTermMemory:
             log.warning("[Memory] storing an exchange failed: %s", task.exception())
 
 
+def same_memory(items: UserItems, new: MemoryItem) -> MemoryItem | None:
+    """The kept item `new` repeats: same fingerprint, or (for a fact with a slot) the same words.
+
+    The second look lets "my server is at 10.0.0.5", extracted after the model already stored
+    "The user's server is at 10.0.0.5" with the memory tool in the same turn, merge with it.
+    """
+    found = items.by_fingerprint(new.fingerprint) if new.fingerprint else None
+    return found or items.by_fingerprint(fingerprint(new.type, new.content))
+
+
 def merge(existing: MemoryItem, new: MemoryItem, now: datetime) -> MemoryItem:
     """`new` said again what `existing` holds: one item, newer wording, more confidence."""
     confidence = 1 - (1 - existing.confidence) * (1 - REPEAT_WEIGHT * new.confidence)
@@ -241,5 +251,6 @@ def merge(existing: MemoryItem, new: MemoryItem, now: datetime) -> MemoryItem:
             "salience": max(existing.salience, new.salience),
             "updated_at": now,
             "ttl_days": new.ttl_days if existing.ttl_days is not None else None,
+            "fingerprint": new.fingerprint or existing.fingerprint,
         }
     )

@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.config.model import MemoryConfig
+from bot.memory.episodes import SALIENCE
 from bot.memory.files import UserFiles
-from bot.memory.items import ItemType, Layer
+from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint
 from bot.memory.service import ShortTermMemory
 
 
@@ -210,3 +211,25 @@ async def test_a_forgotten_promoted_item_does_not_come_back(memory, clock):
     files.append([episode])  # the old episodic line, as if the promotion's clean-up had failed
     await memory.forget("u", episode.id)
     assert await reopen(memory, clock).count_for("u") == 0
+
+
+async def test_a_fact_the_tool_stored_merges_with_the_same_fact_extracted_later(memory, clock):
+    said = "The user's server is at 10.0.0.5."
+    by_tool = MemoryItem(
+        layer=Layer.SEMANTIC,
+        type=ItemType.FACT,
+        title=said,
+        content=said,
+        source="tool",
+        confidence=0.95,
+        salience=SALIENCE[ItemType.FACT],
+        fingerprint=fingerprint(ItemType.FACT, said),
+    )
+    await memory.add("u", [by_tool])
+    await memory.remember_exchange("u", "Remember that my server is at 10.0.0.5.", "Ok", "t1")
+    (fact,) = (await memory.overview("u")).facts
+    assert fact.id == by_tool.id
+    clock.now += timedelta(days=1)
+    await memory.remember_exchange("u", "My server is at 10.0.0.9 now.", "Ok", "t2")
+    (fact,) = (await memory.overview("u")).facts
+    assert fact.id == by_tool.id and "10.0.0.9" in fact.content
