@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
-from bot.memory.packing import LABEL
+from bot.memory.items import TRAITS
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
 from bot.ports.user_memory import UserMemoryStore
@@ -53,7 +53,7 @@ class MemoryCommands:
         if overview.facts:
             lines = [f"What I remember about you ({len(overview.facts)}, newest first):"]
             for item in overview.facts[:LISTED_ITEMS]:
-                kind = LABEL.get(item.type, item.type.value)
+                kind = TRAITS[item.type].label
                 lines.append(f"#{item.id} {item.content} ({kind}, {item.updated_at:%Y-%m-%d})")
             if len(overview.facts) > LISTED_ITEMS:
                 lines.append(f"… and {len(overview.facts) - LISTED_ITEMS} older ones.")

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from bot.memory.extraction import extract_facts
 from bot.memory.facts import Fact
-from bot.memory.items import TYPE_LAYER, ItemType, Layer, MemoryItem, fingerprint
+from bot.memory.items import TRAITS, ItemType, MemoryItem, new_item, shorten
 from bot.memory.text import tokens
 
 _GREETING_PHRASES = frozenset(
@@ -31,15 +31,6 @@ MIN_MEANINGFUL_WORDS = 2
 USER_CHARS = 280
 ASSISTANT_CHARS = 220
 
-SALIENCE = {
-    ItemType.IDENTITY: 0.9,
-    ItemType.CONSTRAINT: 0.9,
-    ItemType.PREFERENCE: 0.7,
-    ItemType.FACT: 0.7,
-    ItemType.HOWTO: 0.7,
-    ItemType.NOTE: 0.5,
-    ItemType.EXCHANGE: 0.3,
-}
 EPISODE_CONFIDENCE = 0.5
 
 _TRAILING = re.compile(r"[\s.!?,;:…)(]+$")
@@ -70,39 +61,25 @@ def items_from_exchange(
 
 
 def fact_item(fact: Fact, source: str, now: datetime) -> MemoryItem:
-    return MemoryItem(
-        layer=TYPE_LAYER[fact.type],
-        type=fact.type,
-        title=_title(fact.content),
-        content=fact.content,
-        tags=[fact.key] if fact.key else [],
-        source=source,
-        confidence=fact.confidence,
-        salience=SALIENCE[fact.type],
-        created_at=now,
-        updated_at=now,
-        fingerprint=fingerprint(fact.type, fact.content, fact.key),
+    return new_item(
+        fact.type, fact.content, source=source, confidence=fact.confidence, now=now, key=fact.key
     )
 
 
 def episode(
     user_text: str, assistant_text: str, source: str, now: datetime, ttl_days: int
 ) -> MemoryItem:
-    content = (
-        f"User: {_cut(user_text, USER_CHARS)} → Assistant: {_cut(assistant_text, ASSISTANT_CHARS)}"
-    )
-    return MemoryItem(
-        layer=Layer.EPISODIC,
-        type=ItemType.EXCHANGE,
-        title=_title(user_text),
-        content=content,
+    """The exchange, identified by the user's words: the same question again is a repeat."""
+    user, answer = shorten(user_text, USER_CHARS), shorten(assistant_text, ASSISTANT_CHARS)
+    return new_item(
+        ItemType.EXCHANGE,
+        f"User: {user} → Assistant: {answer}",
+        title=shorten(user_text, 60),
         source=source,
         confidence=EPISODE_CONFIDENCE,
-        salience=SALIENCE[ItemType.EXCHANGE],
-        created_at=now,
-        updated_at=now,
+        now=now,
+        identified_by=user_text,
         ttl_days=ttl_days,
-        fingerprint=fingerprint(ItemType.EXCHANGE, user_text),
     )
 
 
@@ -112,19 +89,10 @@ def promoted(item: MemoryItem, now: datetime) -> MemoryItem:
     item_type = ItemType.HOWTO if how_to else ItemType.FACT
     return item.model_copy(
         update={
-            "layer": TYPE_LAYER[item_type],
+            "layer": TRAITS[item_type].layer,
             "type": item_type,
             "ttl_days": None,
-            "salience": max(item.salience, SALIENCE[item_type]),
+            "salience": max(item.salience, TRAITS[item_type].salience),
             "updated_at": now,
         }
     )
-
-
-def _title(text: str) -> str:
-    return _cut(text, 60)
-
-
-def _cut(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"

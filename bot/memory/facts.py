@@ -72,3 +72,19 @@ def rule(pattern: str) -> Callable[[Builder], Builder]:
         return build
 
     return register
+
+
+def stated(
+    item_type: ItemType, template: str, raw: str | None, confidence: float, key: str | None = None
+) -> Fact | None:
+    """`template` with the cleaned value in its `{}`; None when the value is empty or vague."""
+    value = clean_value(raw or "")
+    return Fact(item_type, template.format(value), confidence, key) if value else None
+
+
+def procedure(template: str, goal_raw: str | None, how_raw: str | None, slot: str) -> Fact | None:
+    """A how-to from a goal and the way to reach it; a newer way for the same goal replaces it."""
+    goal, how = clean_value(goal_raw or ""), clean_value(how_raw or "")
+    if goal is None or how is None:
+        return None
+    return Fact(ItemType.HOWTO, template.format(goal=goal, how=how), 0.85, slot_key(slot, goal))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -35,16 +36,29 @@ class ItemType(StrEnum):
     NOTE = "note"
 
 
-TYPE_LAYER = {
-    ItemType.IDENTITY: Layer.SEMANTIC,
-    ItemType.PREFERENCE: Layer.SEMANTIC,
-    ItemType.CONSTRAINT: Layer.SEMANTIC,
-    ItemType.FACT: Layer.SEMANTIC,
-    ItemType.HOWTO: Layer.PROCEDURAL,
-    ItemType.EXCHANGE: Layer.EPISODIC,
-    ItemType.NOTE: Layer.EPISODIC,
+@dataclass(frozen=True)
+class TypeTraits:
+    """What follows from an item's type."""
+
+    layer: Layer
+    """Where an item of this type is written when it is created directly."""
+    salience: float
+    """How much a new item of this type matters, before anything else is known."""
+    weight: float
+    """The type term of the score (see `bot/memory/scoring.py`)."""
+    label: str
+    """How `# Memory` and `/memory` name it."""
+
+
+TRAITS = {
+    ItemType.IDENTITY: TypeTraits(Layer.SEMANTIC, 0.9, 1.0, "about the user"),
+    ItemType.CONSTRAINT: TypeTraits(Layer.SEMANTIC, 0.9, 1.0, "constraint"),
+    ItemType.PREFERENCE: TypeTraits(Layer.SEMANTIC, 0.7, 0.9, "preference"),
+    ItemType.FACT: TypeTraits(Layer.SEMANTIC, 0.7, 0.8, "fact"),
+    ItemType.HOWTO: TypeTraits(Layer.PROCEDURAL, 0.7, 0.8, "how-to"),
+    ItemType.NOTE: TypeTraits(Layer.EPISODIC, 0.5, 0.6, "note"),
+    ItemType.EXCHANGE: TypeTraits(Layer.EPISODIC, 0.3, 0.4, "earlier"),
 }
-"""The layer an item of each type is written to when it is created directly."""
 
 
 class MemoryItem(BaseModel):
@@ -85,3 +99,42 @@ def fingerprint(item_type: ItemType, content: str, key: str | None = None) -> st
     basis = f"key:{key}" if key else " ".join(sorted(term_set(content)))
     digest = hashlib.blake2b(f"{item_type.value}|{basis}".encode(), digest_size=10)
     return digest.hexdigest()
+
+
+def new_item(
+    item_type: ItemType,
+    content: str,
+    *,
+    source: str,
+    confidence: float,
+    title: str | None = None,
+    now: datetime | None = None,
+    key: str | None = None,
+    identified_by: str | None = None,
+    ttl_days: int | None = None,
+) -> MemoryItem:
+    """A fresh item of `item_type`, in its layer, with its type's salience and fingerprint.
+
+    `identified_by` is the text whose words make two items the same (default: `content`).
+    """
+    at = now or utc_now()
+    return MemoryItem(
+        layer=TRAITS[item_type].layer,
+        type=item_type,
+        title=title or shorten(content, 60),
+        content=content,
+        tags=[key] if key else [],
+        source=source,
+        confidence=confidence,
+        salience=TRAITS[item_type].salience,
+        created_at=at,
+        updated_at=at,
+        ttl_days=ttl_days,
+        fingerprint=fingerprint(item_type, identified_by or content, key),
+    )
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"

@@ -14,21 +14,11 @@ from dataclasses import dataclass
 
 from bot.config.model import MemoryConfig
 from bot.conversation.session import CHARS_PER_TOKEN
-from bot.memory.items import ItemType, Layer, MemoryItem
+from bot.memory.items import TRAITS, Layer, MemoryItem
 from bot.memory.scoring import ScoredItem
 
 MAX_ITEM_CHARS = 480
 """One line of the pack at most; a long note is shortened with an ellipsis."""
-
-LABEL = {
-    ItemType.IDENTITY: "about the user",
-    ItemType.PREFERENCE: "preference",
-    ItemType.CONSTRAINT: "constraint",
-    ItemType.FACT: "fact",
-    ItemType.HOWTO: "how-to",
-    ItemType.NOTE: "note",
-    ItemType.EXCHANGE: "earlier",
-}
 
 
 @dataclass(frozen=True)
@@ -49,7 +39,7 @@ def estimate_tokens(text: str) -> int:
 
 def render_line(item: MemoryItem, max_chars: int = MAX_ITEM_CHARS) -> str:
     """`- [fact 2025-03-01 #ab12cd34ef] The user's server is at 10.0.0.5.`: type, date, id."""
-    head = f"- [{LABEL.get(item.type, item.type.value)} {item.updated_at:%Y-%m-%d} #{item.id}] "
+    head = f"- [{TRAITS[item.type].label} {item.updated_at:%Y-%m-%d} #{item.id}] "
     body = " ".join(item.content.split())
     room = max(max_chars - len(head), 16)
     if len(body) > room:

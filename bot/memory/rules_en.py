@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.memory.facts import DISCOURSE_NOUNS, Fact, Match, clean_value, rule, slot_key
+from bot.memory.facts import DISCOURSE_NOUNS, Fact, Match, procedure, rule, slot_key, stated
 from bot.memory.items import ItemType
 
 
@@ -11,23 +11,20 @@ from bot.memory.items import ItemType
     r"\s+(?P<v>.+)$"
 )
 def _name(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
-    if value is None or len(value.split()) > 4:
+    if len(m["v"].split()) > 4:
         return None
-    return Fact(ItemType.IDENTITY, f"The user's name is {value}.", 0.95, key="name")
+    return stated(ItemType.IDENTITY, "The user's name is {}.", m["v"], 0.95, key="name")
 
 
 @rule(r"^my\s+(?P<k>[\w'’ -]{1,40}?)\s+(?:is|are|was|were)\s+(?P<v>.+)$")
 def _my_thing(m: Match) -> Fact | None:
-    thing, value = m["k"].strip(), clean_value(m["v"])
+    thing = m["k"].strip()
     words = thing.lower().split()
-    if value is None or len(words) > 4 or words[-1] in DISCOURSE_NOUNS:
+    if len(words) > 4 or words[-1] in DISCOURSE_NOUNS:
         return None
-    if words[0] in ("favorite", "favourite"):
-        return Fact(
-            ItemType.PREFERENCE, f"The user's {thing} is {value}.", 0.85, slot_key("my", thing)
-        )
-    return Fact(ItemType.FACT, f"The user's {thing} is {value}.", 0.85, slot_key("my", thing))
+    kind = ItemType.PREFERENCE if words[0] in ("favorite", "favourite") else ItemType.FACT
+    template = f"The user's {thing} is {{}}."
+    return stated(kind, template, m["v"], 0.85, slot_key("my", thing))
 
 
 @rule(
@@ -35,8 +32,7 @@ def _my_thing(m: Match) -> Fact | None:
     r"lactose[- ]intolerant|diabetic|celiac|coeliac|gluten[- ]intolerant)\b.*)$"
 )
 def _condition(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
-    return Fact(ItemType.CONSTRAINT, f"The user is {value}.", 0.9) if value else None
+    return stated(ItemType.CONSTRAINT, "The user is {}.", m["v"], 0.9)
 
 
 @rule(
@@ -44,12 +40,10 @@ def _condition(m: Match) -> Fact | None:
     r"\s+(?P<verb>eat|drink|use|work)\s+(?P<v>.+)$"
 )
 def _cannot(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
     said = m["n"].lower()
     negation = "never" if said == "never" else ("cannot" if said.startswith("can") else "does not")
-    if value is None:
-        return None
-    return Fact(ItemType.CONSTRAINT, f"The user {negation} {m['verb'].lower()} {value}.", 0.85)
+    template = f"The user {negation} {m['verb'].lower()} {{}}."
+    return stated(ItemType.CONSTRAINT, template, m["v"], 0.85)
 
 
 _PREFERENCE_VERBS = {
@@ -70,51 +64,42 @@ _PREFERENCE_VERBS = {
     r"(?P<verb>prefer|like|love|enjoy|hate|dislike|don't like|do not like|can't stand)\s+(?P<v>.+)$"
 )
 def _preference(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
     verb, confidence = _PREFERENCE_VERBS[m["verb"].lower().replace("’", "'")]
-    return Fact(ItemType.PREFERENCE, f"The user {verb} {value}.", confidence) if value else None
+    return stated(ItemType.PREFERENCE, f"The user {verb} {{}}.", m["v"], confidence)
 
 
 @rule(r"^i(?:'m|’m| am)\s+(?P<v>(?:a|an)\s+.+)$")
 def _role(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
-    return Fact(ItemType.IDENTITY, f"The user is {value}.", 0.8) if value else None
+    return stated(ItemType.IDENTITY, "The user is {}.", m["v"], 0.8)
 
 
 @rule(r"^i(?:'m|’m| am)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?$")
 def _age(m: Match) -> Fact | None:
-    return Fact(ItemType.IDENTITY, f"The user is {m['v']} years old.", 0.85, key="age")
+    return stated(ItemType.IDENTITY, "The user is {} years old.", m["v"], 0.85, key="age")
 
 
 @rule(r"^i\s+(?:work|am working|'m working)\s+(?P<prep>as|at|for|in|on)\s+(?P<v>.+)$")
 def _work(m: Match) -> Fact | None:
-    value, prep = clean_value(m["v"]), m["prep"].lower()
+    prep = m["prep"].lower()
     key = "employer" if prep in ("at", "for") else ("role" if prep == "as" else None)
-    return Fact(ItemType.IDENTITY, f"The user works {prep} {value}.", 0.85, key) if value else None
+    return stated(ItemType.IDENTITY, f"The user works {prep} {{}}.", m["v"], 0.85, key)
 
 
 @rule(
     r"^i\s+(?:live|am living|'m living)\s+in\s+(?P<v>.+)$|^i(?:'m|’m| am)\s+based\s+in\s+(?P<b>.+)$"
 )
 def _home(m: Match) -> Fact | None:
-    value = clean_value(m["v"] or m["b"])
-    return (
-        Fact(ItemType.IDENTITY, f"The user lives in {value}.", 0.9, key="home") if value else None
-    )
+    return stated(ItemType.IDENTITY, "The user lives in {}.", m["v"] or m["b"], 0.9, key="home")
 
 
 @rule(r"^i(?:'m|’m| am)\s+from\s+(?P<v>.+)$")
 def _origin(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
-    return (
-        Fact(ItemType.IDENTITY, f"The user is from {value}.", 0.85, key="origin") if value else None
-    )
+    return stated(ItemType.IDENTITY, "The user is from {}.", m["v"], 0.85, key="origin")
 
 
 @rule(r"^i\s+(?:use|am using|'m using)\s+(?P<v>.+)$")
 def _i_use(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
-    return Fact(ItemType.FACT, f"The user uses {value}.", 0.75) if value else None
+    return stated(ItemType.FACT, "The user uses {}.", m["v"], 0.75)
 
 
 _TEAM_VERBS = "deploy|use|run|host|build|ship|store|keep|write|test|release|code|develop|monitor"
@@ -122,32 +107,26 @@ _TEAM_VERBS = "deploy|use|run|host|build|ship|store|keep|write|test|release|code
 
 @rule(rf"^we(?:'re|’re| are)?\s+(?P<verb>{_TEAM_VERBS})(?:ing)?\s+(?P<v>.+)$")
 def _team(m: Match) -> Fact | None:
-    value, verb = clean_value(m["v"]), m["verb"].lower()
-    if value is None:
-        return None
+    verb = m["verb"].lower()
     third = verb + ("es" if verb.endswith(("sh", "ch", "s", "x")) else "s")
     key = slot_key("we", verb) if verb in ("deploy", "host") else None
-    return Fact(ItemType.FACT, f"The user's team {third} {value}.", 0.8, key)
+    return stated(ItemType.FACT, f"The user's team {third} {{}}.", m["v"], 0.8, key)
 
 
 @rule(r"^our\s+(?P<k>[\w'’ -]{1,40}?)\s+(?:is|are|runs on|lives (?:at|on|in))\s+(?P<v>.+)$")
 def _our_thing(m: Match) -> Fact | None:
-    thing, value = m["k"].strip(), clean_value(m["v"])
-    if value is None or thing.lower().split()[-1] in DISCOURSE_NOUNS:
+    thing = m["k"].strip()
+    if thing.lower().split()[-1] in DISCOURSE_NOUNS:
         return None
-    return Fact(ItemType.FACT, f"The user's team's {thing}: {value}.", 0.8, slot_key("our", thing))
+    template = f"The user's team's {thing}: {{}}."
+    return stated(ItemType.FACT, template, m["v"], 0.8, slot_key("our", thing))
 
 
 @rule(r"^(?:please\s+)?(?P<v>(?:always|never|don't ever|do not ever)\s+(?P<w>\w+).*)$")
 def _standing_order(m: Match) -> Fact | None:
     if m["w"].lower() in ("mind", "again", "the", "a", "an", "been", "seen", "thought", "had"):
         return None
-    value = clean_value(m["v"])
-    return (
-        Fact(ItemType.CONSTRAINT, f"Standing instruction from the user: {value}.", 0.85)
-        if value
-        else None
-    )
+    return stated(ItemType.CONSTRAINT, "Standing instruction from the user: {}.", m["v"], 0.85)
 
 
 @rule(
@@ -155,25 +134,17 @@ def _standing_order(m: Match) -> Fact | None:
     r"(?:run|use|type|execute|call|do)\s+(?P<how>.+)$"
 )
 def _howto(m: Match) -> Fact | None:
-    goal, how = clean_value(m["goal"]), clean_value(m["how"])
-    if goal is None or how is None:
-        return None
-    return Fact(ItemType.HOWTO, f"To {goal}: {how}", 0.85, slot_key("howto", goal))
+    return procedure("To {goal}: {how}", m["goal"], m["how"], "howto")
 
 
 @rule(r"^(?:the\s+)?(?:command|cmd)\s+(?:to|for)\s+(?P<goal>.+?)\s+is\s+(?P<how>.+)$")
 def _command(m: Match) -> Fact | None:
-    goal, how = clean_value(m["goal"]), clean_value(m["how"])
-    if goal is None or how is None:
-        return None
-    return Fact(ItemType.HOWTO, f"To {goal}: {how}", 0.85, slot_key("howto", goal))
+    return procedure("To {goal}: {how}", m["goal"], m["how"], "howto")
 
 
 @rule(
-    r"^(?:the\s+)?fix\s+for\s+(?P<goal>.+?)\s+(?:is|was)\s+(?P<how>.+)$|^we\s+fix(?:ed)?\s+(?P<g>.+?)\s+by\s+(?P<h>.+)$"
+    r"^(?:the\s+)?fix\s+for\s+(?P<goal>.+?)\s+(?:is|was)\s+(?P<how>.+)$"
+    r"|^we\s+fix(?:ed)?\s+(?P<g>.+?)\s+by\s+(?P<h>.+)$"
 )
 def _fix(m: Match) -> Fact | None:
-    goal, how = clean_value(m["goal"] or m["g"]), clean_value(m["how"] or m["h"])
-    if goal is None or how is None:
-        return None
-    return Fact(ItemType.HOWTO, f"Fix for {goal}: {how}", 0.85, slot_key("fix", goal))
+    return procedure("Fix for {goal}: {how}", m["goal"] or m["g"], m["how"] or m["h"], "fix")

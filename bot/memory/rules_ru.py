@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from bot.memory.facts import Fact, Match, clean_value, rule, slot_key
+from bot.memory.facts import Fact, Match, procedure, rule, slot_key, stated
 from bot.memory.items import ItemType
 
 
 @rule(r"^(?:меня зовут|моё имя|мое имя|зови меня)\s+(?P<v>.+)$")
 def _name_ru(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
-    if value is None or len(value.split()) > 4:
+    if len(m["v"].split()) > 4:
         return None
-    return Fact(ItemType.IDENTITY, f"Пользователя зовут {value}.", 0.95, key="name")
+    return stated(ItemType.IDENTITY, "Пользователя зовут {}.", m["v"], 0.95, key="name")
 
 
 _RU_PREFERENCE = {
@@ -27,49 +26,44 @@ _RU_PREFERENCE = {
     r"^я\s+(?:очень\s+|обычно\s+)?(?P<verb>предпочитаю|люблю|обожаю|не люблю|ненавижу)\s+(?P<v>.+)$"
 )
 def _preference_ru(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
     verb = _RU_PREFERENCE[m["verb"].lower()]
-    return Fact(ItemType.PREFERENCE, f"Пользователь {verb} {value}.", 0.85) if value else None
+    return stated(ItemType.PREFERENCE, f"Пользователь {verb} {{}}.", m["v"], 0.85)
 
 
 @rule(r"^мне\s+(?:очень\s+)?(?P<n>не\s+)?нравится\s+(?P<v>.+)$")
 def _likes_ru(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
     verb = "не нравится" if m["n"] else "нравится"
-    return Fact(ItemType.PREFERENCE, f"Пользователю {verb} {value}.", 0.75) if value else None
+    return stated(ItemType.PREFERENCE, f"Пользователю {verb} {{}}.", m["v"], 0.75)
 
 
 @rule(r"^я\s+живу\s+(?P<v>(?:в|во|на)\s+.+)$")
 def _home_ru(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
-    return (
-        Fact(ItemType.IDENTITY, f"Пользователь живёт {value}.", 0.9, key="home") if value else None
-    )
+    return stated(ItemType.IDENTITY, "Пользователь живёт {}.", m["v"], 0.9, key="home")
 
 
 @rule(r"^я\s+работаю\s+(?P<v>.+)$")
 def _work_ru(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
-    key = "employer" if value and value.lower().startswith(("в ", "на ")) else None
-    return Fact(ItemType.IDENTITY, f"Пользователь работает {value}.", 0.85, key) if value else None
+    key = "employer" if m["v"].lower().startswith(("в ", "на ")) else None
+    return stated(ItemType.IDENTITY, "Пользователь работает {}.", m["v"], 0.85, key)
 
 
-@rule(r"^у меня\s+аллергия\s+на\s+(?P<v>.+)$|^я\s+(?P<d>вегетарианец|вегетарианка|веган)\b.*$")
-def _condition_ru(m: Match) -> Fact | None:
-    if m["d"]:
-        return Fact(ItemType.CONSTRAINT, f"Пользователь — {m['d'].lower()}.", 0.9)
-    value = clean_value(m["v"])
-    return Fact(ItemType.CONSTRAINT, f"У пользователя аллергия на {value}.", 0.9) if value else None
+@rule(r"^у меня\s+аллергия\s+на\s+(?P<v>.+)$")
+def _allergy_ru(m: Match) -> Fact | None:
+    return stated(ItemType.CONSTRAINT, "У пользователя аллергия на {}.", m["v"], 0.9)
+
+
+@rule(r"^я\s+(?P<v>вегетарианец|вегетарианка|веган)\b.*$")
+def _diet_ru(m: Match) -> Fact | None:
+    return stated(ItemType.CONSTRAINT, "Пользователь — {}.", m["v"].lower(), 0.9)
 
 
 @rule(r"^(?:мой|моя|моё|мое|мои)\s+(?P<k>[\w -]{1,40}?)\s*(?:—|–|-|это|:)\s*(?P<v>.+)$")
 def _my_thing_ru(m: Match) -> Fact | None:
-    thing, value = m["k"].strip(), clean_value(m["v"])
-    if value is None or len(thing.split()) > 4:
+    thing = m["k"].strip()
+    if len(thing.split()) > 4:
         return None
-    return Fact(
-        ItemType.FACT, f"{thing.capitalize()} пользователя: {value}.", 0.85, slot_key("мой", thing)
-    )
+    template = f"{thing.capitalize()} пользователя: {{}}."
+    return stated(ItemType.FACT, template, m["v"], 0.85, slot_key("мой", thing))
 
 
 _RU_TEAM = {
@@ -85,23 +79,14 @@ _RU_TEAM = {
 
 @rule(r"^мы\s+(?P<verb>деплоим|используем|разворачиваем|храним|пишем|работаем|хостим)\s+(?P<v>.+)$")
 def _team_ru(m: Match) -> Fact | None:
-    value, verb = clean_value(m["v"]), m["verb"].lower()
+    verb = m["verb"].lower()
     key = slot_key("мы", verb) if verb in ("деплоим", "хостим", "разворачиваем") else None
-    return (
-        Fact(ItemType.FACT, f"Команда пользователя {_RU_TEAM[verb]} {value}.", 0.8, key)
-        if value
-        else None
-    )
+    return stated(ItemType.FACT, f"Команда пользователя {_RU_TEAM[verb]} {{}}.", m["v"], 0.8, key)
 
 
 @rule(r"^(?P<v>(?:всегда|никогда не)\s+.+)$")
 def _standing_order_ru(m: Match) -> Fact | None:
-    value = clean_value(m["v"])
-    return (
-        Fact(ItemType.CONSTRAINT, f"Постоянное указание пользователя: {value}.", 0.85)
-        if value
-        else None
-    )
+    return stated(ItemType.CONSTRAINT, "Постоянное указание пользователя: {}.", m["v"], 0.85)
 
 
 @rule(
@@ -109,9 +94,5 @@ def _standing_order_ru(m: Match) -> Fact | None:
     r"выполнить|запустить|набрать|использовать)\s+(?P<how>.+)$"
 )
 def _howto_ru(m: Match) -> Fact | None:
-    goal, how = clean_value(m["goal"]), clean_value(m["how"])
-    if goal is None or how is None:
-        return None
-    return Fact(
-        ItemType.HOWTO, f"Чтобы {goal}: {m['verb'].lower()} {how}", 0.85, slot_key("howto", goal)
-    )
+    template = f"Чтобы {{goal}}: {m['verb'].lower()} {{how}}"
+    return procedure(template, m["goal"], m["how"], "howto")

@@ -23,7 +23,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from bot.config.model import MemoryConfig
-from bot.memory.items import ItemType, Layer, MemoryItem
+from bot.memory.items import TRAITS, ItemType, Layer, MemoryItem
 from bot.memory.text import tokens
 
 if TYPE_CHECKING:
@@ -34,16 +34,6 @@ W_RECENCY = 0.15
 W_SALIENCE = 0.15
 W_CONFIDENCE = 0.15
 W_TYPE = 0.10
-
-TYPE_WEIGHT = {
-    ItemType.IDENTITY: 1.0,
-    ItemType.CONSTRAINT: 1.0,
-    ItemType.PREFERENCE: 0.9,
-    ItemType.FACT: 0.8,
-    ItemType.HOWTO: 0.8,
-    ItemType.NOTE: 0.6,
-    ItemType.EXCHANGE: 0.4,
-}
 
 PROFILE_TYPES = frozenset({ItemType.IDENTITY, ItemType.CONSTRAINT})
 """Items that may join without a word in common with the message."""
@@ -65,7 +55,7 @@ def static_prior(item: MemoryItem) -> float:
     return (
         W_SALIENCE * item.salience
         + W_CONFIDENCE * item.confidence
-        + W_TYPE * TYPE_WEIGHT.get(item.type, 0.5)
+        + W_TYPE * TRAITS[item.type].weight
     )
 
 

@@ -6,8 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from bot.memory.episodes import SALIENCE
-from bot.memory.items import TYPE_LAYER, ItemType, MemoryItem, fingerprint
+from bot.memory.items import ItemType, new_item
 from bot.memory.packing import render_line
 from bot.memory.service import ShortTermMemory
 from bot.ports.memory import RememberingPreference
@@ -60,17 +59,7 @@ class MemoryTool:
             return "\n".join(render_line(scored.item) for scored in found)
         if not self._remembering.is_remembering(context.user_id):
             return "Not stored: the user has turned remembering off (/remember off)."
-        item_type = ItemType(args.kind)
-        item = MemoryItem(
-            layer=TYPE_LAYER[item_type],
-            type=item_type,
-            title=text[:60],
-            content=text,
-            source="tool",
-            confidence=TOOL_CONFIDENCE,
-            salience=SALIENCE[item_type],
-            fingerprint=fingerprint(item_type, text),
-        )
+        item = new_item(ItemType(args.kind), text, source="tool", confidence=TOOL_CONFIDENCE)
         stored = (await self._memory.add(context.user_id, [item]))[0]
         return f"Remembered: {render_line(stored)}"
 

@@ -8,9 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.config.model import MemoryConfig
-from bot.memory.episodes import SALIENCE
 from bot.memory.files import UserFiles
-from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint
+from bot.memory.items import ItemType, Layer, new_item
 from bot.memory.service import ShortTermMemory
 
 
@@ -215,16 +214,7 @@ async def test_a_forgotten_promoted_item_does_not_come_back(memory, clock):
 
 async def test_a_fact_the_tool_stored_merges_with_the_same_fact_extracted_later(memory, clock):
     said = "The user's server is at 10.0.0.5."
-    by_tool = MemoryItem(
-        layer=Layer.SEMANTIC,
-        type=ItemType.FACT,
-        title=said,
-        content=said,
-        source="tool",
-        confidence=0.95,
-        salience=SALIENCE[ItemType.FACT],
-        fingerprint=fingerprint(ItemType.FACT, said),
-    )
+    by_tool = new_item(ItemType.FACT, said, source="tool", confidence=0.95)
     await memory.add("u", [by_tool])
     await memory.remember_exchange("u", "Remember that my server is at 10.0.0.5.", "Ok", "t1")
     (fact,) = (await memory.overview("u")).facts
