@@ -4,9 +4,10 @@
     semantic.jsonl              facts, preferences, constraints
     procedural.jsonl            how-tos, fixes, commands
 
-Every change is an append of whole lines, flushed and fsynced: a new item, or a new version of
-an item (same id; the last line wins). A crash can only cut the last line short, and a cut
-line is skipped with a warning and never glued to the next one. Removing lines (forget,
+Every change is an append of whole lines in one write(2), then fsynced: a new item, or a new
+version of an item (same id; the last line wins). A `kill -9` cannot cut a line; a power cut
+can cut the last one short, and such a line is skipped with a warning and never glued to the
+next one. Removing lines (forget,
 expiry, promotion, old versions) rewrites the file through a temp file and a rename, so a
 file is always either the old or the new version, whole. All methods block: call them from a
 worker thread.
@@ -128,17 +129,25 @@ class UserFiles:
 
 
 def _append_lines(path: Path, lines: list[bytes]) -> None:
+    """Append whole lines with one write(2), then fsync.
+
+    One system call means a `kill -9` cannot leave half a line: it lands whole or not at all.
+    Only a power cut before the fsync can cut it, and `load` skips such a line.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.exists()
-    with open(path, "ab+") as file:
-        prefix = b""
-        if file.seek(0, os.SEEK_END) > 0:
-            file.seek(-1, os.SEEK_END)
-            if file.read(1) != b"\n":
-                prefix = b"\n"  # the last line was cut short by a crash: start a fresh one
-        file.write(prefix + b"".join(line + b"\n" for line in lines))
-        file.flush()
-        os.fsync(file.fileno())
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        # After a power cut the last line may lack its newline: start a fresh line then.
+        prefix = b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
+        data = prefix + b"".join(line + b"\n" for line in lines)
+        written = os.write(fd, data)
+        while written < len(data):  # regular files write all at once; this is only a guard
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     if new:
         fsync_dir(path.parent)
 

@@ -125,10 +125,10 @@ async def test_damaged_lines_are_skipped_with_a_warning_and_set_aside(memory, cl
     assert "not json at all" in aside
 
 
-async def test_a_line_cut_by_a_crash_is_not_glued_to_the_next_append(memory, clock):
+async def test_a_line_cut_by_a_power_cut_is_not_glued_to_the_next_append(memory, clock):
     await memory.remember_exchange("u", "My name is Ada.", "Hi!", "t1")
     semantic = UserFiles(memory.root, "u").directory / "semantic.jsonl"
-    semantic.write_text(semantic.read_text() + '{"id": "half-written", "layer": "sem')  # kill -9
+    semantic.write_text(semantic.read_text() + '{"id": "half-written", "layer": "sem')
     fresh = reopen(memory, clock)
     await fresh.remember_exchange("u", "I live in Paris.", "Nice!", "t2")
     await fresh.remember_exchange("u", "I prefer green tea.", "Noted.", "t3")
