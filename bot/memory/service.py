@@ -61,6 +61,11 @@ class ShortTermMemory:
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[object]] = set()
 
+    @property
+    def enabled(self) -> bool:
+        """`memory.enabled` of the runtime config, as it is now."""
+        return self._config().enabled
+
     # -- reading ----------------------------------------------------------------------------
 
     async def recall(self, user_id: str, query: str) -> str:

@@ -47,6 +47,8 @@ class MemoryTool:
         self._remembering = remembering
 
     async def run(self, args: MemoryArguments, context: ToolContext) -> str:
+        if not self._memory.enabled:
+            return "Memory is turned off by the operator (memory.enabled); nothing was done."
         if args.action == "forget":
             return await self._forget(args.item_id, context.user_id)
         text = " ".join(args.text.split())

@@ -208,6 +208,12 @@ async def test_the_tool_stores_nothing_while_remembering_is_off(memory, switch):
     assert "remembering off" in reply and await memory.count_for("ada") == 0
 
 
+async def test_the_tool_does_nothing_while_memory_is_disabled(tmp_path, switch):
+    disabled = ShortTermMemory(tmp_path / "off", lambda: MemoryConfig(enabled=False))
+    reply = await run_tool(tool_registry(disabled, switch), {"action": "add", "text": "Likes jazz"})
+    assert "turned off by the operator" in reply and await disabled.count_for("ada") == 0
+
+
 @pytest.mark.parametrize(
     ("arguments", "error"),
     [
