@@ -77,7 +77,7 @@ class MemoryConfig(Section):
     )
     decay_days: float = Field(30, gt=0, le=3650, description="Half-life of an item's recency.")
     lookback_days: int = Field(21, ge=1, le=3650, description="Older episodes are not recalled.")
-    episodic_ttl_days: int = Field(90, ge=1, le=3650, description="Episodes are deleted after.")
+    episodic_ttl_days: int = Field(90, ge=1, le=3650, description="Days until an episode goes.")
 
     @model_validator(mode="after")
     def _hard_budget_covers_soft(self) -> MemoryConfig:
