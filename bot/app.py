@@ -9,15 +9,20 @@ from urllib.parse import urlsplit
 from bot.adapters.lightrag import LightRagAdapter
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.commands import CommandRegistry, CoreCommands
+from bot.commands.memory import MemoryCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
+from bot.memory.remember_switch import RememberSwitch
+from bot.memory.service import ShortTermMemory
 from bot.pipeline import Pipeline
 from bot.pipeline.context_building import ContextBuildingSystem
+from bot.pipeline.memory_persist import MemoryPersistSystem
 from bot.pipeline.rag_indexing import RagIndexingSystem
 from bot.pipeline.response_routing import ResponseRoutingSystem
 from bot.pipeline.tool_loop import ToolLoopSystem
 from bot.ports.channel import ChannelPort
 from bot.ports.llm import LlmPort
+from bot.ports.user_memory import UserMemoryStore
 from bot.prompts import PromptFiles
 from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger
@@ -27,6 +32,7 @@ from bot.rag.status import RagStatus, shared_memory_warning
 from bot.settings import Settings
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
+from bot.tools.memory import MemoryTool
 from bot.turns import TurnRunner
 
 log = logging.getLogger(__name__)
@@ -34,7 +40,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class BotApp:
-    """A built bot: hand it messages from any channel with `handle`."""
+    """A built bot: `start` it, hand it messages from any channel with `handle`, `aclose` it."""
 
     settings: Settings
     config: RuntimeConfigStore
@@ -44,30 +50,39 @@ class BotApp:
     pipeline: Pipeline
     runner: TurnRunner
     llm: LlmPort
+    memory: ShortTermMemory
     rag: LightRagAdapter
     indexer: RagIndexer
 
     @classmethod
     def build(cls, settings: Settings, llm: LlmPort | None = None) -> BotApp:
         """Wire the bot from settings; `llm` replaces the OpenAI adapter (tests, benchmarks)."""
+        data = settings.data_dir
         config = RuntimeConfigStore(settings.runtime_config_path)
         if llm is None:
             key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
             llm = OpenAiLlm.connect(key, settings.openai_base_url)
-        tools = ToolRegistry(builtin_tools())
-        sessions = JsonSessionStore(settings.data_dir / "sessions")
-        prompts = PromptFiles(settings.prompts_dir)
 
+        # Short-term memory (`# Memory`, order 50) and the per-user "remember off" switch.
+        memory = ShortTermMemory(data / "memory", lambda: config.current().memory)
+        remember = RememberSwitch(data / "memory" / "remember-off.json")
+
+        # Long-term memory through LightRAG (`# Relevant Memory`, order 55).
         rag = LightRagAdapter(config, settings.rag_api_key)
-        queue = IndexQueue(settings.data_dir / "rag" / "queue")
-        ledger = IndexLedger(settings.data_dir / "rag" / "ledger")
+        queue = IndexQueue(data / "rag" / "queue")
+        ledger = IndexLedger(data / "rag" / "ledger")
         indexer = RagIndexer(queue, rag, ledger, config)
         long_term = LongTermDocuments(queue, ledger, rag)
+        # What `/memory` counts and `/forget all` empties, per user.
+        memory_stores: list[UserMemoryStore] = [memory, long_term]
 
+        tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember)])
+        sessions = JsonSessionStore(data / "sessions")
         pipeline = Pipeline(
             [
-                ContextBuildingSystem(prompts, tools, rag=rag),
+                ContextBuildingSystem(PromptFiles(settings.prompts_dir), tools, memory, rag),
                 ToolLoopSystem(llm, tools),
+                MemoryPersistSystem(memory),
                 RagIndexingSystem(indexer),
                 ResponseRoutingSystem(),
             ]
@@ -81,8 +96,11 @@ class BotApp:
             llm_endpoint=describe_endpoint(settings.openai_base_url),
             status_providers=[RagStatus(config, rag, queue, long_term)],
         ).register()
-        runner = TurnRunner(pipeline, sessions, config, commands)
-        return cls(settings, config, commands, tools, sessions, pipeline, runner, llm, rag, indexer)
+        MemoryCommands(commands, memory, memory_stores, remember).register()
+        runner = TurnRunner(pipeline, sessions, config, commands, remembering=remember)
+        return cls(
+            settings, config, commands, tools, sessions, pipeline, runner, llm, memory, rag, indexer
+        )
 
     async def start(self) -> None:
         """Start background work: the index worker sends what earlier runs left queued."""
@@ -95,7 +113,8 @@ class BotApp:
         await self.runner.handle(message, channel)
 
     async def aclose(self) -> None:
-        """Drain the index queue for a bounded time (the rest stays on disk), close clients."""
+        """Finish memory writes, drain the index queue for a bounded time, close clients."""
+        await self.memory.drain()
         await self.indexer.stop()
         await self.rag.aclose()
         close = getattr(self.llm, "close", None)

@@ -12,6 +12,7 @@ from bot.conversation import ChatMessage, IncomingMessage
 from bot.pipeline import Pipeline, TurnContext
 from bot.pipeline.response_routing import reply_text
 from bot.ports.channel import ChannelPort
+from bot.ports.memory import RememberingPreference
 from bot.ports.sessions import SessionStore
 
 log = logging.getLogger(__name__)
@@ -32,12 +33,14 @@ class TurnRunner:
         config: RuntimeConfigStore,
         commands: CommandRegistry,
         locks: ChatLocks | None = None,
+        remembering: RememberingPreference | None = None,
     ) -> None:
         self._pipeline = pipeline
         self._sessions = sessions
         self._config = config
         self._commands = commands
         self.locks = locks or ChatLocks()
+        self._remembering = remembering
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         async with self.locks.hold(message.address.session_key):
@@ -61,6 +64,7 @@ class TurnRunner:
             config=config,
             channel=channel,
             stream=channel.open_stream(message.address),
+            remembering=self._remembers(message.user_id),
         )
         try:
             await self._pipeline.run(ctx)
@@ -69,6 +73,9 @@ class TurnRunner:
             await self._ensure_reply(ctx)
             await _settle(early_save)
             await self._sessions.save(session)
+
+    def _remembers(self, user_id: str) -> bool:
+        return self._remembering is None or self._remembering.is_remembering(user_id)
 
     @staticmethod
     async def _ensure_reply(ctx: TurnContext) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -73,9 +73,30 @@ class RagConfig(Section):
 
 
 class MemoryConfig(Section):
-    """Short-term structured memory (`# Memory`)."""
+    """Short-term structured memory (`# Memory`); see docs/MEMORY.md for how each field acts."""
 
     enabled: bool = True
+    soft_budget_tokens: int = Field(600, ge=50, le=20_000, description="Pack target size.")
+    hard_budget_tokens: int = Field(1000, ge=50, le=40_000, description="Pack ceiling.")
+    overflow_min_score: float = Field(
+        0.7, ge=0, le=1, description="Items scoring this much may go past the soft budget."
+    )
+    min_score: float = Field(0.4, ge=0, le=1, description="Weaker matching items are left out.")
+    semantic_top_k: int = Field(6, ge=0, le=50)
+    procedural_top_k: int = Field(3, ge=0, le=50)
+    episodic_top_k: int = Field(3, ge=0, le=50)
+    promotion_min_confidence: float = Field(
+        0.8, ge=0.5, le=1, description="Episodic items this confident become semantic/procedural."
+    )
+    decay_days: float = Field(30, gt=0, le=3650, description="Half-life of an item's recency.")
+    lookback_days: int = Field(21, ge=1, le=3650, description="Older episodes are not recalled.")
+    episodic_ttl_days: int = Field(90, ge=1, le=3650, description="Days until an episode goes.")
+
+    @model_validator(mode="after")
+    def _hard_budget_covers_soft(self) -> MemoryConfig:
+        if self.hard_budget_tokens < self.soft_budget_tokens:
+            raise ValueError("hardBudgetTokens must be at least softBudgetTokens")
+        return self
 
 
 class RateLimitConfig(Section):
@@ -89,6 +110,7 @@ class ToolsConfig(Section):
 
     current_time: bool = True
     calculator: bool = True
+    memory: bool = True
 
     def is_enabled(self, tool_name: str) -> bool:
         return bool(getattr(self, tool_name, True))

@@ -34,12 +34,18 @@ class LongTermDocuments:
 
         Ids come from the ledger and from a scan of the server's documents by owner tag, so a
         document whose id was never recorded (a crash right after upload) goes too. Raises
-        `RagUnavailable` when the server could not be reached; the ledger is then kept.
+        `RagUnavailable` when the server could not be reached; the ledger is then kept. With
+        LightRAG off and nothing recorded, no request is made at all.
         """
         queued = [item for item in self._queue.all() if item.document.owner == user_id]
         for item in queued:
             self._queue.remove(item)
-        ids = {e.doc_id for e in self._ledger.entries(user_id) if e.doc_id}
+        entries = self._ledger.entries(user_id)
+        if not self._rag.is_available():
+            if entries:
+                raise RagUnavailable("LightRAG is off or unreachable, so indexed documents stay")
+            return len(queued)
+        ids = {e.doc_id for e in entries if e.doc_id}
         ids |= {doc.doc_id for doc in await self._rag.documents_of(user_id)}
         ordered = sorted(ids)
         for start in range(0, len(ordered), DELETE_BATCH):

@@ -4,35 +4,13 @@ import json
 
 import pytest
 
-from bot.app import BotApp
-from bot.conversation import ChatAddress, IncomingMessage
 from bot.storage.sessions import JsonSessionStore
 from tests.conftest import edit_runtime_config
+from tests.e2e.conftest import ALICE, BOB, say
 from tests.fakes.channel import RecordingChannel
-from tests.fakes.openai_server import FakeOpenAiServer, Reply
+from tests.fakes.openai_server import Reply
 
 pytestmark = pytest.mark.e2e
-
-ALICE = ChatAddress("test", "alice")
-BOB = ChatAddress("test", "bob")
-
-
-@pytest.fixture
-def fake_llm():
-    with FakeOpenAiServer() as server:
-        yield server
-
-
-@pytest.fixture
-async def app(settings, fake_llm):
-    settings.openai_base_url = fake_llm.base_url
-    built = BotApp.build(settings)
-    yield built
-    await built.aclose()
-
-
-def say(address, text):
-    return IncomingMessage(address, f"user-{address.chat_id}", text)
 
 
 async def test_turns_new_and_config_edit(app, settings, fake_llm):

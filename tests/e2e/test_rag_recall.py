@@ -154,3 +154,25 @@ async def test_status_shows_health_queue_and_documents(app, lightrag):
     await app.handle(say("801", "Which port is the staging database on again?"), channel)
     await app.handle(say("801", "/status"), channel)
     assert "circuit open" in channel.texts()[-1] or "unreachable" in channel.texts()[-1]
+
+
+async def test_forget_all_deletes_long_term_documents_after_confirmation(app, bot_llm, lightrag):
+    channel = RecordingChannel()
+    await app.handle(say("901", "My bicycle lock code at the Utrecht station is 8080."), channel)
+    await app.handle(say("902", "My Utrecht station locker is number 12 on the left."), channel)
+    await wait_indexed(app, lightrag, 2)
+
+    await app.handle(say("901", "/forget all"), channel)
+    assert "1 long-term documents (LightRAG)" in channel.texts()[-1]
+    assert [owner_tag_of(s) for s in lightrag.file_sources()].count("901") == 1, "not yet"
+    await app.handle(say("901", "/forget confirm"), channel)
+    assert "deleted" in channel.texts()[-1] and "1 long-term documents" in channel.texts()[-1]
+
+    for _ in range(100):
+        tags = [owner_tag_of(s) for s in lightrag.file_sources()]
+        if "901" not in tags:
+            break
+        await asyncio.sleep(0.2)
+    assert "901" not in tags and "902" in tags
+    await app.handle(say("901", "What is my bicycle lock code at Utrecht station?"), channel)
+    assert "8080" not in bot_llm.system_prompts()[-1]

@@ -201,3 +201,18 @@ async def test_forget_removes_queued_and_deletes_recorded_and_discovered_documen
     assert rag.deleted == [["doc-a", "doc-b", "doc-lost-id"]]
     assert await store.count_for("111") == 0
     assert [item.document.owner for item in queue.all()] == ["222"]
+
+
+async def test_forget_without_lightrag_touches_no_server(tmp_path):
+    rag = FakeRag()
+    rag.down = True
+    queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
+    await queue.put(doc("111"))
+    store = LongTermDocuments(queue, ledger, rag)
+    assert await store.forget_user("111") == 1, "queued documents go without a server"
+    await ledger.record(
+        "111", LedgerEntry(file_source="x", doc_id="d", track_id=None, chat_key="c", indexed_at=AT)
+    )
+    with pytest.raises(RagUnavailable):
+        await store.forget_user("111")
+    assert [e.doc_id for e in ledger.entries("111")] == ["d"], "kept until really deleted"

@@ -1,0 +1,162 @@
+"""Retrieval + packing latency of short-term memory at 1k, 10k and 100k items of one user.
+
+Items are synthetic but shaped like real ones: 80% episodes of 40-60 words, 15% facts of
+8-15 words, 5% how-tos, over a Zipf-distributed vocabulary of 30k words, so common words have
+long postings as they would in real text. Queries of 4-10 words are drawn from the same
+distribution. Each figure is `ShortTermMemory.recall` end to end (candidates, BM25, scoring,
+top-k, packing, rendering) on a warm user; the first, cold recall (reading and parsing every
+file) is reported apart. Sizes run in one process, so machine noise hits all alike; compare
+the growth factors rather than absolute times.
+
+    python -m bench.memory_retrieval [--queries 200] [--sizes 1000 10000 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import tempfile
+import time
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from itertools import accumulate, pairwise
+from pathlib import Path
+
+from bench.report import Figure, median, percentile, print_table
+from bot.config.model import MemoryConfig
+from bot.memory.files import UserFiles
+from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint
+from bot.memory.service import ShortTermMemory
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+USER = "bench-user"
+VOCABULARY = 30_000
+SHAPES = [
+    (0.80, Layer.EPISODIC, ItemType.EXCHANGE, (40, 60)),
+    (0.15, Layer.SEMANTIC, ItemType.FACT, (8, 15)),
+    (0.05, Layer.PROCEDURAL, ItemType.HOWTO, (12, 20)),
+]
+TARGET_P95_10K_MS = 20.0
+
+
+class Words:
+    """Pronounceable made-up words with Zipf frequencies, the same for every run."""
+
+    def __init__(self, rng: random.Random) -> None:
+        syllables = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+        words: set[str] = set()
+        while len(words) < VOCABULARY:
+            words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+        self.words = sorted(words)
+        rng.shuffle(self.words)
+        self.cumulative = list(accumulate(1 / (rank + 1) ** 1.07 for rank in range(VOCABULARY)))
+        self.rng = rng
+
+    def sample(self, count: int) -> str:
+        return " ".join(self.rng.choices(self.words, cum_weights=self.cumulative, k=count))
+
+
+def synthetic_items(count: int, words: Words, rng: random.Random) -> list[MemoryItem]:
+    items = []
+    for n in range(count):
+        layer, item_type, (low, high) = _shape(rng.random())
+        content = words.sample(rng.randint(low, high))
+        at = NOW - timedelta(days=rng.uniform(0, 20), seconds=n)
+        items.append(
+            MemoryItem(
+                layer=layer,
+                type=item_type,
+                title=content[:60],
+                content=content,
+                # Episodes this confident would have been promoted already.
+                confidence=rng.uniform(0.5, 0.75 if layer is Layer.EPISODIC else 0.95),
+                salience=rng.uniform(0.3, 0.9),
+                created_at=at,
+                updated_at=at,
+                ttl_days=90 if layer is Layer.EPISODIC else None,
+                fingerprint=fingerprint(item_type, content),
+            )
+        )
+    return items
+
+
+def _shape(roll: float) -> tuple[Layer, ItemType, tuple[int, int]]:
+    for share, layer, item_type, words in SHAPES:
+        if roll <= share:
+            return layer, item_type, words
+        roll -= share
+    return SHAPES[0][1:]
+
+
+def write_files(root: Path, items: list[MemoryItem]) -> None:
+    files = UserFiles(root, USER)
+    by_path: dict[Path, list[MemoryItem]] = defaultdict(list)
+    for item in items:
+        by_path[files.path_for(item)].append(item)
+    for path, group in by_path.items():
+        files.rewrite(path, group)
+
+
+async def measure_size(size: int, queries: list[str], words: Words, rng: random.Random):
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        write_files(root, synthetic_items(size, words, rng))
+        memory = ShortTermMemory(root, MemoryConfig, clock=lambda: NOW)
+        started = time.perf_counter()
+        await memory.recall(USER, queries[0])
+        cold_ms = (time.perf_counter() - started) * 1000
+        times = []
+        for query in queries:
+            started = time.perf_counter()
+            await memory.recall(USER, query)
+            times.append((time.perf_counter() - started) * 1000)
+        return cold_ms, times
+
+
+async def measure(sizes: list[int], query_count: int) -> list[Figure]:
+    rng = random.Random(7)
+    words = Words(rng)
+    queries = [words.sample(rng.randint(4, 10)) for _ in range(query_count)]
+    name = "memory retrieval"
+    figures: list[Figure] = []
+    p95: dict[int, float] = {}
+    for size in sizes:
+        cold_ms, times = await measure_size(size, queries, words, rng)
+        p95[size] = percentile(times, 95)
+        label = f"{size // 1000}k items"
+        figures.append(Figure(name, f"{label}: recall + pack p50", median(times), "ms", ""))
+        target = f"< {TARGET_P95_10K_MS:g} ms" if size == 10_000 else ""
+        met = p95[size] < TARGET_P95_10K_MS if size == 10_000 else None
+        figures.append(Figure(name, f"{label}: recall + pack p95", p95[size], "ms", target, met))
+        figures.append(Figure(name, f"{label}: first recall (load files)", cold_ms, "ms", ""))
+    for smaller, larger in pairwise(sizes):
+        growth = p95[larger] / p95[smaller]
+        items_ratio = larger / smaller
+        figures.append(
+            Figure(
+                name,
+                f"p95 growth {smaller // 1000}k -> {larger // 1000}k items",
+                growth,
+                "x",
+                f"< {items_ratio:g}x (sub-linear)",
+                growth < items_ratio,
+            )
+        )
+    return figures
+
+
+def run(sizes: tuple[int, ...] = (1_000, 10_000, 100_000), queries: int = 200) -> list[Figure]:
+    return asyncio.run(measure(list(sizes), queries))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    args = parser.parse_args()
+    print_table(run(tuple(args.sizes), args.queries))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Short-term structured memory: items, extraction, retrieval, packing (docs/MEMORY.md)."""

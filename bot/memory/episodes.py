@@ -1,0 +1,98 @@
+"""Turning one exchange into memory items: the durable facts in it, and the exchange itself.
+
+The exchange becomes an episodic item only when it has substance. Greetings, thanks, "ok",
+one-word messages and very short exchanges are dropped: the same filters RAG indexing uses,
+plus a floor on meaningful words. An exchange asked again merges with the first one (same
+fingerprint: the same words in the user's message) and grows more confident each time, which
+is what promotes it to semantic or procedural memory: repetition, never a keyword.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from bot.memory.extraction import extract_facts
+from bot.memory.facts import Fact
+from bot.memory.items import TRAITS, ItemType, MemoryItem, new_item, shorten
+from bot.memory.text import tokens
+
+_GREETING_PHRASES = frozenset(
+    phrase.strip()
+    for line in """hi, hello, hey, bye, thanks, thank you, ok, okay, yes, no, привет, пока,
+    спасибо, да, нет, thx, ty, cool, nice, great, sure, good morning, good night, good evening,
+    how are you, lol, got it, sounds good, perfect, awesome, здравствуйте, спасибо большое,
+    хорошо, ладно, понятно, доброе утро, как дела, отлично""".splitlines()
+    for phrase in line.split(",")
+    if phrase.strip()
+)
+MIN_EXCHANGE_CHARS = 50
+MIN_MEANINGFUL_WORDS = 2
+USER_CHARS = 280
+ASSISTANT_CHARS = 220
+
+EPISODE_CONFIDENCE = 0.5
+
+_TRAILING = re.compile(r"[\s.!?,;:…)(]+$")
+_HOWTO_QUESTION = re.compile(r"^(?:how|как)\b", re.IGNORECASE)
+_HOWTO_ANSWER = re.compile(r"`|\$ |\bcommand|\bкоманд", re.IGNORECASE)
+
+
+def is_trivial_exchange(user_text: str, assistant_text: str | None) -> bool:
+    """Greetings, thanks, near-empty messages and blank answers are not worth an episode."""
+    if not assistant_text or not assistant_text.strip():
+        return True
+    said = _TRAILING.sub("", user_text.strip().lower())
+    if said in _GREETING_PHRASES:
+        return True
+    if len(user_text.strip()) + len(assistant_text.strip()) < MIN_EXCHANGE_CHARS:
+        return True
+    return len(set(tokens(user_text))) < MIN_MEANINGFUL_WORDS
+
+
+def items_from_exchange(
+    user_text: str, assistant_text: str | None, source: str, now: datetime, episode_ttl_days: int
+) -> list[MemoryItem]:
+    """The facts the user stated, then the exchange as an episode (unless trivial)."""
+    found = [fact_item(fact, source, now) for fact in extract_facts(user_text)]
+    if not is_trivial_exchange(user_text, assistant_text):
+        found.append(episode(user_text, assistant_text or "", source, now, episode_ttl_days))
+    return found
+
+
+def fact_item(fact: Fact, source: str, now: datetime) -> MemoryItem:
+    return new_item(
+        fact.type, fact.content, source=source, confidence=fact.confidence, now=now, key=fact.key
+    )
+
+
+def episode(
+    user_text: str, assistant_text: str, source: str, now: datetime, ttl_days: int
+) -> MemoryItem:
+    """The exchange, identified by the user's words: the same question again is a repeat."""
+    user, answer = shorten(user_text, USER_CHARS), shorten(assistant_text, ASSISTANT_CHARS)
+    return new_item(
+        ItemType.EXCHANGE,
+        f"User: {user} → Assistant: {answer}",
+        title=shorten(user_text, 60),
+        source=source,
+        confidence=EPISODE_CONFIDENCE,
+        now=now,
+        identified_by=user_text,
+        ttl_days=ttl_days,
+    )
+
+
+def promoted(item: MemoryItem, now: datetime) -> MemoryItem:
+    """`item` moved out of the episodic layer: a how-to when it looks like one, else a fact."""
+    how_to = bool(_HOWTO_QUESTION.search(item.title) or _HOWTO_ANSWER.search(item.content))
+    item_type = ItemType.HOWTO if how_to else ItemType.FACT
+    return item.model_copy(
+        update={
+            "layer": TRAITS[item_type].layer,
+            "type": item_type,
+            "ttl_days": None,
+            "salience": max(item.salience, TRAITS[item_type].salience),
+            "updated_at": now,
+        }
+    )

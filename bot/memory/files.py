@@ -1,0 +1,179 @@
+"""One user's memory on disk: JSONL files under `<data dir>/memory/u-<user id>/`.
+
+    episodic/2025-03-01.jsonl   exchanges and notes, one file per day of creation
+    semantic.jsonl              facts, preferences, constraints
+    procedural.jsonl            how-tos, fixes, commands
+
+Every change is an append of whole lines in one write(2), then fsynced: a new item, or a new
+version of an item (same id; the last line wins). A `kill -9` cannot cut a line; a power cut
+can cut the last one short, and such a line is skipped with a warning and never glued to the
+next one. Removing lines (forget,
+expiry, promotion, old versions) rewrites the file through a temp file and a rename, so a
+file is always either the old or the new version, whole. All methods block: call them from a
+worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import quote
+
+from pydantic import ValidationError
+
+from bot.memory.items import Layer, MemoryItem
+from bot.storage.atomic import fsync_dir, write_atomic
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _FileContent:
+    lines: int = 0
+    damaged: list[str] = field(default_factory=list)
+
+
+class UserFiles:
+    """The files of one user. The caller makes sure only one thread writes them at a time."""
+
+    def __init__(self, root: Path, user_id: str) -> None:
+        # A prefix keeps ids such as ".." from naming a folder outside `root`.
+        self.directory = root / f"u-{quote(user_id, safe='-_')}"
+
+    def path_for(self, item: MemoryItem) -> Path:
+        if item.layer is Layer.EPISODIC:
+            return self.episode_path(item.created_at)
+        return self.directory / f"{item.layer.value}.jsonl"
+
+    def episode_path(self, created_at: datetime) -> Path:
+        return self.directory / "episodic" / f"{created_at:%Y-%m-%d}.jsonl"
+
+    def all_files(self) -> list[Path]:
+        """Episodic days oldest first, then semantic and procedural: later files win a tie."""
+        days = sorted((self.directory / "episodic").glob("*.jsonl"))
+        layered = [
+            self.directory / f"{layer}.jsonl" for layer in (Layer.SEMANTIC, Layer.PROCEDURAL)
+        ]
+        return [*days, *(path for path in layered if path.exists())]
+
+    def load(self, now: datetime) -> list[MemoryItem]:
+        """Every live item: the last version of each id, expired ones dropped.
+
+        Files holding old versions, damaged lines or expired items are rewritten with only
+        their live items (damaged lines are kept aside in `<file>.damaged`).
+        """
+        latest: dict[str, tuple[MemoryItem, Path]] = {}
+        contents: dict[Path, _FileContent] = {}
+        for path in self.all_files():
+            contents[path] = self._read(path, latest)
+        live = {item_id: pair for item_id, pair in latest.items() if not pair[0].expired(now)}
+        by_path: dict[Path, list[MemoryItem]] = {path: [] for path in contents}
+        for item, path in live.values():
+            by_path[path].append(item)
+        for path, content in contents.items():
+            if content.lines != len(by_path[path]):
+                self._compact(path, by_path[path], content.damaged)
+        return [item for item, _ in live.values()]
+
+    def _read(self, path: Path, latest: dict[str, tuple[MemoryItem, Path]]) -> _FileContent:
+        content = _FileContent()
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            log.warning("[Memory] cannot read %s, skipping it: %s", path, exc)
+            return content
+        for number, line in enumerate(raw.splitlines(), start=1):
+            if not line.strip():
+                continue
+            content.lines += 1
+            try:
+                item = MemoryItem.model_validate_json(line)
+            except ValidationError as exc:
+                reason = exc.errors(include_url=False)[0]["msg"]
+                log.warning("[Memory] %s line %d is damaged (%s); skipped", path, number, reason)
+                content.damaged.append(line.decode("utf-8", "replace"))
+                continue
+            # A later line of the same id wins, also across files: a promotion cut short by a
+            # crash leaves the old episodic line behind, and the semantic one is read later.
+            latest[item.id] = (item, path)
+        return content
+
+    def _compact(self, path: Path, items: list[MemoryItem], damaged: list[str]) -> None:
+        if damaged:
+            with open(path.with_name(path.name + ".damaged"), "a", encoding="utf-8") as aside:
+                aside.write("\n".join(damaged) + "\n")
+        self.rewrite(path, items)
+
+    def append(self, items: list[MemoryItem]) -> None:
+        """Append each item (a new one or a new version) to its file, durably."""
+        by_path: dict[Path, list[MemoryItem]] = {}
+        for item in items:
+            by_path.setdefault(self.path_for(item), []).append(item)
+        for path, group in by_path.items():
+            _append_lines(path, [item.model_dump_json().encode() for item in group])
+
+    def rewrite(self, path: Path, items: list[MemoryItem]) -> None:
+        """Replace `path` with exactly `items`; an emptied file is removed."""
+        if not items:
+            path.unlink(missing_ok=True)
+            return
+        data = b"".join(item.model_dump_json().encode() + b"\n" for item in items)
+        write_atomic(path, data)
+
+    def delete_all(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _append_lines(path: Path, lines: list[bytes]) -> None:
+    """Append whole lines with one write(2), then fsync.
+
+    One system call means a `kill -9` cannot leave half a line: it lands whole or not at all.
+    Only a power cut before the fsync can cut it, and `load` skips such a line.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        # After a power cut the last line may lack its newline: start a fresh line then.
+        prefix = b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
+        data = prefix + b"".join(line + b"\n" for line in lines)
+        written = os.write(fd, data)
+        while written < len(data):  # regular files write all at once; this is only a guard
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if new:
+        fsync_dir(path.parent)
+
+
+def remove_ids(path: Path, item_ids: set[str]) -> int:
+    """Rewrite `path` without the lines of `item_ids` (any version); returns lines removed.
+
+    Reads the file itself rather than trusting memory, so an old version left behind by a
+    promotion cannot bring a forgotten item back at the next start.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return 0
+    kept: list[bytes] = []
+    for line in raw.splitlines():
+        try:
+            item_id = MemoryItem.model_validate_json(line).id
+        except ValidationError:
+            item_id = None  # a damaged line stays for the next load to set aside
+        if item_id not in item_ids and line.strip():
+            kept.append(line + b"\n")
+    removed = len(raw.splitlines()) - len(kept)
+    if removed:
+        if kept:
+            write_atomic(path, b"".join(kept))
+        else:
+            path.unlink(missing_ok=True)
+    return removed

@@ -1,0 +1,70 @@
+"""`/remember off|on`: the users who asked the bot to stop remembering, kept on disk.
+
+One small JSON file, `<data dir>/memory/remember-off.json`, outside every user's memory
+folder, so `/forget all` does not quietly turn remembering back on. It is read once at start
+and rewritten atomically on each change; `is_remembering` is a set lookup, cheap every turn.
+If the file cannot be read, nobody is remembered until an operator fixes or removes it:
+failing open would store what people asked the bot not to store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from bot.storage.atomic import write_atomic
+
+log = logging.getLogger(__name__)
+
+
+class _RememberOff(BaseModel):
+    user_ids: list[str] = []
+
+
+class RememberSwitch:
+    """Per-user on/off; everyone starts on. Implements the `RememberingPreference` port."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.damaged: str | None = None
+        self._off: set[str] = self._read()
+        self._lock = asyncio.Lock()
+
+    def is_remembering(self, user_id: str) -> bool:
+        return self.damaged is None and user_id not in self._off
+
+    async def set_remembering(self, user_id: str, on: bool) -> bool:
+        """Record the choice; False when the file is damaged and must be fixed first."""
+        async with self._lock:
+            if self.damaged is not None:
+                return False
+            if on == self.is_remembering(user_id):
+                return True
+            off = set(self._off)
+            if on:
+                off.discard(user_id)
+            else:
+                off.add(user_id)
+            data = _RememberOff(user_ids=sorted(off)).model_dump_json(indent=1).encode()
+            await asyncio.to_thread(write_atomic, self.path, data)
+            self._off = off
+            log.info("[Memory] remembering turned %s for a user", "on" if on else "off")
+            return True
+
+    def _read(self) -> set[str]:
+        try:
+            return set(_RememberOff.model_validate_json(self.path.read_bytes()).user_ids)
+        except FileNotFoundError:
+            return set()
+        except (OSError, ValidationError) as exc:
+            self.damaged = str(exc).splitlines()[0]
+            log.error(
+                "[Memory] %s is unreadable (%s): remembering is off for everyone until it is "
+                "fixed or removed",
+                self.path,
+                self.damaged,
+            )
+            return set()

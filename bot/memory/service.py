@@ -1,0 +1,261 @@
+"""Short-term structured memory: what context building, the persist system, the `memory` tool
+and the memory commands all talk to.
+
+Each user's items live in their own files (`UserFiles`) and, once used, in memory
+(`UserItems`, an LRU of recently active users). A per-user lock makes one writer per user's
+files at a time; different users never wait for each other. Reads need no lock once a user is
+loaded: every change updates the in-memory items on the event loop before its fsync starts,
+so the next turn sees it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from bot.config.model import MemoryConfig
+from bot.conversation import utc_now
+from bot.memory.episodes import items_from_exchange, promoted
+from bot.memory.files import UserFiles, remove_ids
+from bot.memory.items import Layer, MemoryItem, fingerprint
+from bot.memory.packing import pack
+from bot.memory.scoring import ScoredItem, rank
+from bot.memory.user_items import UserItems
+
+log = logging.getLogger(__name__)
+
+REPEAT_WEIGHT = 0.8
+"""How much a repeat counts as fresh evidence: 0.5 twice gives 0.7, three times 0.82."""
+
+
+@dataclass(frozen=True)
+class MemoryOverview:
+    """What `/memory` shows: facts and how-tos newest first, and how many episodes there are."""
+
+    facts: list[MemoryItem]
+    episodes: int
+
+
+class ShortTermMemory:
+    """`MemoryPort` and `UserMemoryStore` over per-user JSONL files under `root`."""
+
+    label = "short-term memory items"
+
+    def __init__(
+        self,
+        root: Path,
+        config: Callable[[], MemoryConfig],
+        clock: Callable[[], datetime] = utc_now,
+        cached_users: int = 64,
+    ) -> None:
+        self.root = root
+        self._config = config
+        self._clock = clock
+        self._cached_users = cached_users
+        self._loaded: OrderedDict[str, UserItems] = OrderedDict()
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task[object]] = set()
+
+    @property
+    def enabled(self) -> bool:
+        """`memory.enabled` of the runtime config, as it is now."""
+        return self._config().enabled
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def recall(self, user_id: str, query: str) -> str:
+        """The `# Memory` pack for this user and message; empty when nothing scores enough."""
+        config = self._config()
+        items = await self._items(user_id)
+        packed = pack(rank(items, query, self._clock(), config), config)
+        if packed.lines:
+            log.info("[Memory] recalled %d items (%d tokens)", len(packed.lines), packed.tokens)
+        return packed.text()
+
+    async def search(self, user_id: str, query: str, limit: int = 8) -> list[ScoredItem]:
+        """Items sharing words with `query`, best first, whatever their layer's top-k."""
+        relaxed = self._config().model_copy(
+            update={
+                "min_score": 0.0,
+                "semantic_top_k": limit,
+                "procedural_top_k": limit,
+                "episodic_top_k": limit,
+                "lookback_days": 3650,
+            }
+        )
+        found = rank(await self._items(user_id), query, self._clock(), relaxed)
+        return [scored for scored in found if scored.relevance > 0][:limit]
+
+    async def overview(self, user_id: str) -> MemoryOverview:
+        items = await self._items(user_id)
+        now = self._clock()
+        live = [item for item in items if not item.expired(now)]
+        facts = [item for item in live if item.layer is not Layer.EPISODIC]
+        facts.sort(key=lambda item: item.updated_at, reverse=True)
+        return MemoryOverview(facts, len(live) - len(facts))
+
+    async def count_for(self, user_id: str) -> int:
+        now = self._clock()
+        return sum(1 for item in await self._items(user_id) if not item.expired(now))
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def remember_in_background(
+        self, user_id: str, user_text: str, assistant_text: str | None, source: str
+    ) -> asyncio.Task[object]:
+        """Store what the exchange holds without making the reply wait for the disk."""
+        task: asyncio.Task[object] = asyncio.create_task(
+            self.remember_exchange(user_id, user_text, assistant_text, source)
+        )
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
+        return task
+
+    async def remember_exchange(
+        self, user_id: str, user_text: str, assistant_text: str | None, source: str
+    ) -> list[MemoryItem]:
+        config = self._config()
+        new = items_from_exchange(
+            user_text, assistant_text, source, self._clock(), config.episodic_ttl_days
+        )
+        return await self.add(user_id, new) if new else []
+
+    async def add(self, user_id: str, new_items: list[MemoryItem]) -> list[MemoryItem]:
+        """Store `new_items`, merging each into a kept item with the same fingerprint.
+
+        An episodic item that becomes confident enough is promoted on the spot. Returns the
+        items as stored (a merged item keeps its first id).
+        """
+        async with self._lock(user_id):
+            items = await self._load_locked(user_id)
+            now = self._clock()
+            threshold = self._config().promotion_min_confidence
+            stored: list[MemoryItem] = []
+            promoted_ids: set[str] = set()
+            for new in new_items:
+                existing = same_memory(items, new)
+                item = merge(existing, new, now) if existing is not None else new
+                if item.layer is Layer.EPISODIC and item.confidence >= threshold:
+                    item = promoted(item, now)
+                    promoted_ids.add(item.id)
+                    log.info("[Memory] promoted %s to %s", item.id, item.layer.value)
+                items.put(item)
+                stored.append(item)
+            await asyncio.to_thread(self._write, user_id, stored, promoted_ids)
+            return stored
+
+    async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
+        """Delete one item of this user (another user's id is simply not found)."""
+        async with self._lock(user_id):
+            items = await self._load_locked(user_id)
+            item = items.remove(item_id)
+            if item is not None:
+                await asyncio.to_thread(self._erase, user_id, item)
+                log.info("[Memory] forgot item %s", item_id)
+            return item
+
+    async def forget_user(self, user_id: str) -> int:
+        """Delete every item of this user, files included; returns how many went."""
+        async with self._lock(user_id):
+            items = await self._load_locked(user_id)
+            count = len(items)
+            self._loaded.pop(user_id, None)
+            await asyncio.to_thread(UserFiles(self.root, user_id).delete_all)
+            log.info("[Memory] forgot all %d items of a user", count)
+            return count
+
+    async def drain(self) -> None:
+        """Wait for writes still running in the background (at shutdown, and in tests)."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _write(self, user_id: str, stored: list[MemoryItem], promoted_ids: set[str]) -> None:
+        files = UserFiles(self.root, user_id)
+        files.append(stored)
+        left_behind: dict[Path, set[str]] = defaultdict(set)
+        for item in stored:
+            if item.id in promoted_ids:
+                left_behind[files.episode_path(item.created_at)].add(item.id)
+        for day_file, item_ids in left_behind.items():
+            remove_ids(day_file, item_ids)
+
+    def _erase(self, user_id: str, item: MemoryItem) -> None:
+        files = UserFiles(self.root, user_id)
+        remove_ids(files.path_for(item), {item.id})
+        remove_ids(files.episode_path(item.created_at), {item.id})
+
+    async def _items(self, user_id: str) -> UserItems:
+        items = self._loaded.get(user_id)
+        if items is not None:
+            self._loaded.move_to_end(user_id)
+            return items
+        async with self._lock(user_id):
+            return await self._load_locked(user_id)
+
+    async def _load_locked(self, user_id: str) -> UserItems:
+        items = self._loaded.get(user_id)
+        if items is None:
+            items = await asyncio.to_thread(self._read, user_id, self._clock())
+            self._loaded[user_id] = items
+            while len(self._loaded) > self._cached_users:
+                self._loaded.popitem(last=False)
+        self._loaded.move_to_end(user_id)
+        return items
+
+    def _read(self, user_id: str, now: datetime) -> UserItems:
+        """Load from disk, promoting episodes that became confident enough under a new config."""
+        files = UserFiles(self.root, user_id)
+        items = UserItems()
+        threshold = self._config().promotion_min_confidence
+        ready: list[MemoryItem] = []
+        for item in files.load(now):
+            if item.layer is Layer.EPISODIC and item.confidence >= threshold:
+                item = promoted(item, now)
+                ready.append(item)
+            items.put(item)
+        if ready:
+            self._write(user_id, ready, {item.id for item in ready})
+        return items
+
+    def _lock(self, user_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(user_id, asyncio.Lock())
+
+    def _background_done(self, task: asyncio.Task[object]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("[Memory] storing an exchange failed: %s", task.exception())
+
+
+def same_memory(items: UserItems, new: MemoryItem) -> MemoryItem | None:
+    """The kept item `new` repeats: same fingerprint, or (for a fact with a slot) the same words.
+
+    The second look lets "my server is at 10.0.0.5", extracted after the model already stored
+    "The user's server is at 10.0.0.5" with the memory tool in the same turn, merge with it.
+    """
+    found = items.by_fingerprint(new.fingerprint) if new.fingerprint else None
+    return found or items.by_fingerprint(fingerprint(new.type, new.content))
+
+
+def merge(existing: MemoryItem, new: MemoryItem, now: datetime) -> MemoryItem:
+    """`new` said again what `existing` holds: one item, newer wording, more confidence."""
+    confidence = 1 - (1 - existing.confidence) * (1 - REPEAT_WEIGHT * new.confidence)
+    return existing.model_copy(
+        update={
+            "title": new.title,
+            "content": new.content,
+            "tags": list(dict.fromkeys([*existing.tags, *new.tags])),
+            "source": new.source,
+            "confidence": round(min(1.0, confidence), 4),
+            "salience": max(existing.salience, new.salience),
+            "updated_at": now,
+            "ttl_days": new.ttl_days if existing.ttl_days is not None else None,
+            "fingerprint": new.fingerprint or existing.fingerprint,
+        }
+    )

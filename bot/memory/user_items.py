@@ -1,0 +1,97 @@
+"""Every live item of one user in memory, indexed for recall; the files stay the record."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator
+
+from bot.memory.index import LexicalIndex
+from bot.memory.items import Layer, MemoryItem
+from bot.memory.scoring import static_prior
+from bot.memory.text import tokens
+
+
+class UserItems:
+    """Items by id and by fingerprint, a BM25 index, and per layer two short lists of
+    candidates that need no word in common with the query: the newest items, and the
+    strongest by salience, confidence and type (a user's name matters to most questions).
+
+    Every change updates these in place, so a recall never rebuilds anything.
+    """
+
+    def __init__(self) -> None:
+        self.items: dict[str, MemoryItem] = {}
+        self._by_fingerprint: dict[str, str] = {}
+        self._index = LexicalIndex()
+        self._newest: dict[Layer, dict[str, None]] = {layer: {} for layer in Layer}
+        self._strongest: dict[Layer, list[tuple[float, str]]] = {layer: [] for layer in Layer}
+        self._prior: dict[str, float] = {}
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[MemoryItem]:
+        return iter(self.items.values())
+
+    def get(self, item_id: str) -> MemoryItem | None:
+        return self.items.get(item_id)
+
+    def by_fingerprint(self, fingerprint: str) -> MemoryItem | None:
+        item_id = self._by_fingerprint.get(fingerprint)
+        return self.items.get(item_id) if item_id else None
+
+    def put(self, item: MemoryItem) -> None:
+        """Add `item`, or replace the item with its id (its layer or text may have changed)."""
+        old = self.items.get(item.id)
+        if old is not None:
+            self._unlink(old)
+        self.items[item.id] = item
+        if item.fingerprint:
+            self._by_fingerprint[item.fingerprint] = item.id
+        if old is None or old.search_text() != item.search_text():
+            self._index.add(item.id, tokens(item.search_text()))
+        self._newest[item.layer][item.id] = None
+        prior = static_prior(item)
+        self._prior[item.id] = prior
+        bisect.insort(self._strongest[item.layer], (prior, item.id))
+
+    def remove(self, item_id: str) -> MemoryItem | None:
+        item = self.items.pop(item_id, None)
+        if item is not None:
+            self._unlink(item)
+            self._index.remove(item_id)
+        return item
+
+    def _unlink(self, item: MemoryItem) -> None:
+        if self._by_fingerprint.get(item.fingerprint) == item.id:
+            del self._by_fingerprint[item.fingerprint]
+        self._newest[item.layer].pop(item.id, None)
+        ranked = self._strongest[item.layer]
+        entry = (self._prior.pop(item.id), item.id)
+        position = bisect.bisect_left(ranked, entry)
+        if position < len(ranked) and ranked[position] == entry:
+            del ranked[position]
+
+    def candidates(self, query_terms: list[str], per_layer: int) -> dict[str, float]:
+        """Item ids worth scoring, with their lexical relevance (0 for the prior-only ones)."""
+        found = self._index.relevance(query_terms)
+        for layer in Layer:
+            newest = self._newest[layer]
+            for item_id in _last(newest, per_layer):
+                found.setdefault(item_id, 0.0)
+            for _, item_id in self._strongest[layer][-per_layer:]:
+                found.setdefault(item_id, 0.0)
+        return found
+
+    def count(self, layer: Layer) -> int:
+        return len(self._newest[layer])
+
+
+def _last(ordered: dict[str, None], n: int) -> list[str]:
+    """The last `n` keys of an insertion-ordered dict, without walking all of it."""
+    result = []
+    for key in reversed(ordered):
+        if len(result) >= n:
+            break
+        result.append(key)
+    return result

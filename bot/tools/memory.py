@@ -1,0 +1,75 @@
+"""The `memory` tool: the model adds, searches and forgets the user's memory items itself."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from bot.memory.items import ItemType, new_item
+from bot.memory.packing import render_line
+from bot.memory.service import ShortTermMemory
+from bot.ports.memory import RememberingPreference
+from bot.tools.registry import ToolContext
+
+TOOL_CONFIDENCE = 0.95
+MAX_TEXT_CHARS = 1000
+
+
+class MemoryArguments(BaseModel):
+    action: Literal["add", "search", "forget"]
+    text: str = Field(
+        "",
+        max_length=MAX_TEXT_CHARS,
+        description="add: one self-contained sentence to remember; search: words to look for.",
+    )
+    kind: Literal["fact", "preference", "constraint", "howto"] = Field(
+        "fact", description="add: what the sentence is."
+    )
+    item_id: str = Field("", description="forget: the id shown after # in # Memory or search.")
+
+
+class MemoryTool:
+    """Scoped to the user of the turn (`ToolContext.user_id`): no argument can reach another
+    user's items, and nothing is added while that user has turned remembering off."""
+
+    name = "memory"
+    description = (
+        "The user's memory across conversations. add: store a fact, preference, constraint or "
+        "how-to the user wants kept (plain statements such as 'my name is…' are stored "
+        "automatically; add what would otherwise be missed). search: find stored items. "
+        "forget: delete an item by its id."
+    )
+    arguments = MemoryArguments
+
+    def __init__(self, memory: ShortTermMemory, remembering: RememberingPreference) -> None:
+        self._memory = memory
+        self._remembering = remembering
+
+    async def run(self, args: MemoryArguments, context: ToolContext) -> str:
+        if not self._memory.enabled:
+            return "Memory is turned off by the operator (memory.enabled); nothing was done."
+        if args.action == "forget":
+            return await self._forget(args.item_id, context.user_id)
+        text = " ".join(args.text.split())
+        if not text:
+            return f"Error: give the text to {args.action}."
+        if args.action == "search":
+            found = await self._memory.search(context.user_id, text)
+            if not found:
+                return f"Nothing in memory matches {text!r}."
+            return "\n".join(render_line(scored.item) for scored in found)
+        if not self._remembering.is_remembering(context.user_id):
+            return "Not stored: the user has turned remembering off (/remember off)."
+        item = new_item(ItemType(args.kind), text, source="tool", confidence=TOOL_CONFIDENCE)
+        stored = (await self._memory.add(context.user_id, [item]))[0]
+        return f"Remembered: {render_line(stored)}"
+
+    async def _forget(self, item_id: str, user_id: str) -> str:
+        item_id = item_id.strip().lstrip("#")
+        if not item_id:
+            return "Error: give the item_id to forget."
+        item = await self._memory.forget(user_id, item_id)
+        if item is None:
+            return f"No memory item #{item_id}."
+        return f"Forgot: {render_line(item)}"

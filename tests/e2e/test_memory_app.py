@@ -1,0 +1,107 @@
+"""Short-term memory through the whole app: real openai client, real files, local LLM server."""
+
+import json
+
+import pytest
+
+from bench.memory_recall import FACTS, TARGET_AT_6, evaluate, memory_lines
+from tests.conftest import edit_runtime_config
+from tests.e2e.conftest import ALICE, BOB, say
+from tests.fakes.channel import RecordingChannel
+from tests.fakes.openai_server import Reply
+
+pytestmark = pytest.mark.e2e
+
+
+def last_system_prompt(fake_llm):
+    return fake_llm.system_prompts()[-1]
+
+
+async def test_a_fact_from_one_session_is_in_memory_after_new(app, fake_llm, settings):
+    channel = RecordingChannel()
+    fake_llm.script(Reply(text="Noted: your staging server is at 10.0.0.5."))
+    await app.handle(say(ALICE, "Remember that my staging server is at 10.0.0.5."), channel)
+    await app.handle(say(ALICE, "/new"), channel)
+    await app.handle(say(ALICE, "What's the IP of my staging server?"), channel)
+
+    prompt = last_system_prompt(fake_llm)
+    lines = memory_lines(prompt)
+    assert lines and "The user's staging server is at 10.0.0.5." in lines[0]
+    assert prompt.index("# Memory") < prompt.index("# Available Tools")
+    request = fake_llm.requests[-1]["messages"]
+    assert [m["role"] for m in request] == ["system", "user"], "the session itself is fresh"
+
+    await app.memory.drain()
+    semantic = list((settings.data_dir / "memory").glob("u-*/semantic.jsonl"))
+    assert len(semantic) == 1
+    (stored,) = [json.loads(line) for line in semantic[0].read_text().splitlines()]
+    assert stored["layer"] == "semantic" and stored["confidence"] >= 0.9
+
+
+async def test_another_users_prompt_never_holds_alices_memory(app, fake_llm):
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "My name is Alice and my server is at 10.0.0.5."), channel)
+    await app.handle(say(BOB, "What is my name and where is my server?"), channel)
+    assert memory_lines(last_system_prompt(fake_llm)) == []
+    assert "10.0.0.5" not in json.dumps(fake_llm.requests[-1])
+    await app.handle(say(ALICE, "Where is my server?"), channel)
+    assert "10.0.0.5" in last_system_prompt(fake_llm)
+
+
+async def test_remember_off_stores_nothing_new_until_on(app, fake_llm):
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "/remember off"), channel)
+    await app.handle(say(ALICE, "My name is Alice."), channel)
+    await app.memory.drain()
+    assert await app.memory.count_for("user-alice") == 0
+    await app.handle(say(ALICE, "/remember on"), channel)
+    await app.handle(say(ALICE, "My name is Alice."), channel)
+    await app.memory.drain()
+    assert await app.memory.count_for("user-alice") == 1
+
+
+async def test_memory_commands_through_the_app(app, fake_llm):
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "I prefer green tea."), channel)
+    await app.handle(say(ALICE, "/memory"), channel)
+    assert "The user prefers green tea." in channel.texts()[-1]
+    await app.handle(say(ALICE, "/forget all"), channel)
+    assert "/forget confirm" in channel.texts()[-1]
+    await app.handle(say(ALICE, "/forget confirm"), channel)
+    assert channel.texts()[-1].startswith("Done: deleted 1 short-term memory items")
+    await app.handle(say(ALICE, "What tea do I like?"), channel)
+    assert memory_lines(last_system_prompt(fake_llm)) == []
+    assert len(fake_llm.requests) == 2, "commands never reach the LLM"
+
+
+async def test_the_llm_can_use_the_memory_tool(app, fake_llm):
+    fake_llm.script(
+        Reply(tool_calls=[("memory", '{"action": "add", "text": "The user parks in spot B12."}')]),
+        Reply(text="I'll remember your parking spot."),
+    )
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "Keep in mind where I park: spot B12."), channel)
+    assert channel.texts() == ["I'll remember your parking spot."]
+    assert "Remembered:" in fake_llm.requests[1]["messages"][-1]["content"]
+    await app.handle(say(ALICE, "/new"), channel)
+    await app.handle(say(ALICE, "Where do I park?"), channel)
+    assert "spot B12" in last_system_prompt(fake_llm)
+
+
+async def test_memory_disabled_in_runtime_config_means_no_section_and_no_writes(
+    app, fake_llm, settings
+):
+    edit_runtime_config(settings.runtime_config_path, memory={"enabled": False})
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "My name is Alice."), channel)
+    await app.handle(say(ALICE, "What is my name?"), channel)
+    await app.memory.drain()
+    assert memory_lines(last_system_prompt(fake_llm)) == []
+    assert await app.memory.count_for("user-alice") == 0
+
+
+async def test_recall_at_6_of_planted_facts_meets_the_target(tmp_path):
+    report = await evaluate(tmp_path)
+    assert report.questions == len(FACTS) >= 30
+    assert report.recall_at(6) >= TARGET_AT_6, report.misses_at_6
+    assert report.recall_at(1) <= report.recall_at(3) <= report.recall_at(6)

@@ -1,0 +1,277 @@
+"""/memory, /forget (with confirmation), /remember, the memory tool and the persist system."""
+
+import asyncio
+import json
+import logging
+
+import pytest
+
+from bot.commands import CommandRegistry, parse_command
+from bot.commands.memory import MemoryCommands
+from bot.config import RuntimeConfig
+from bot.config.model import MemoryConfig, ToolsConfig
+from bot.conversation import ChatAddress, IncomingMessage, Session, ToolCall
+from bot.memory.remember_switch import RememberSwitch
+from bot.memory.service import ShortTermMemory
+from bot.pipeline import TurnContext
+from bot.pipeline.memory_persist import MemoryPersistSystem
+from bot.tools import ToolContext, ToolRegistry
+from bot.tools.memory import MemoryTool
+from tests.fakes.channel import RecordingChannel
+
+
+class FakeDocuments:
+    """Another UserMemoryStore, as the LightRAG documents will be."""
+
+    label = "long-term documents (LightRAG)"
+
+    def __init__(self, counts, fail=False):
+        self.counts, self.fail, self.forgotten = dict(counts), fail, []
+
+    async def count_for(self, user_id):
+        return self.counts.get(user_id, 0)
+
+    async def forget_user(self, user_id):
+        if self.fail:
+            raise ConnectionError("LightRAG down")
+        self.forgotten.append(user_id)
+        return self.counts.pop(user_id, 0)
+
+
+class Ticker:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def memory(tmp_path):
+    return ShortTermMemory(tmp_path / "memory", MemoryConfig)
+
+
+@pytest.fixture
+def switch(tmp_path):
+    return RememberSwitch(tmp_path / "memory" / "remember-off.json")
+
+
+@pytest.fixture
+def documents():
+    return FakeDocuments({"ada": 4})
+
+
+@pytest.fixture
+def ticker():
+    return Ticker()
+
+
+@pytest.fixture
+def registry(memory, switch, documents, ticker):
+    registry = CommandRegistry()
+    MemoryCommands(registry, memory, [memory, documents], switch, clock=ticker).register()
+    return registry
+
+
+def command(registry, text, user="ada"):
+    call = parse_command(IncomingMessage(ChatAddress("t", user), user, text))
+    return registry.run(call)
+
+
+async def test_memory_lists_facts_newest_first_with_ids_and_counts(registry, memory):
+    await memory.remember_exchange("ada", "My name is Ada.", "Hi Ada!", "t1")
+    await memory.remember_exchange(
+        "ada", "How do I list open ports on Linux?", "Use `ss -tlnp` to list them.", "t2"
+    )
+    await memory.remember_exchange("ada", "I prefer dark mode.", "Noted.", "t3")
+    reply = await command(registry, "/memory")
+    lines = reply.splitlines()
+    assert lines[0] == "What I remember about you (2, newest first):"
+    assert lines[1].startswith("#") and "The user prefers dark mode." in lines[1]
+    assert "The user's name is Ada." in lines[2]
+    assert "Snippets of recent conversations: 1" in reply
+    assert "Long-term documents (LightRAG): 4" in reply
+    assert "Remembering: on" in reply
+
+
+async def test_memory_for_a_new_user_says_so(registry):
+    reply = await command(registry, "/memory", user="newbie")
+    assert reply.startswith("I have no facts or how-tos about you yet.")
+
+
+async def test_forget_one_item_by_its_id(registry, memory):
+    await memory.remember_exchange("ada", "My name is Ada. I live in Oslo.", "Hi!", "t1")
+    item = next(f for f in (await memory.overview("ada")).facts if "Oslo" in f.content)
+    assert await command(registry, f"/forget #{item.id}") == "Forgotten: The user lives in Oslo."
+    assert [f.content for f in (await memory.overview("ada")).facts] == ["The user's name is Ada."]
+    assert "I have no item #abcdef12" in await command(registry, "/forget abcdef12")
+
+
+@pytest.mark.parametrize("args", ["", "everything now", "../etc", "all please"])
+async def test_forget_with_bad_arguments_explains_usage(registry, args):
+    assert (await command(registry, f"/forget {args}")).startswith("Usage: /forget <id>")
+
+
+async def test_forget_all_needs_a_confirmation_and_empties_every_store(registry, memory, documents):
+    await memory.remember_exchange("ada", "My name is Ada.", "Hi!", "t1")
+    await memory.remember_exchange("bob", "My name is Bob.", "Hi!", "t1")
+    question = await command(registry, "/forget all")
+    assert "1 short-term memory items, 4 long-term documents (LightRAG)" in question
+    assert "/forget confirm within 2 minutes" in question
+    assert await memory.count_for("ada") == 1, "nothing goes before the confirmation"
+
+    done = await command(registry, "/forget confirm")
+    assert done == "Done: deleted 1 short-term memory items, 4 long-term documents (LightRAG)."
+    assert await memory.count_for("ada") == 0 and documents.forgotten == ["ada"]
+    assert await memory.count_for("bob") == 1, "other users keep theirs"
+    assert "nothing to confirm" in await command(registry, "/forget confirm")
+
+
+async def test_a_confirmation_expires_and_belongs_to_its_user(registry, memory, ticker):
+    await memory.remember_exchange("ada", "My name is Ada.", "Hi!", "t1")
+    await command(registry, "/forget all")
+    assert "nothing to confirm" in await command(registry, "/forget confirm", user="eve")
+    ticker.now += 121
+    assert "nothing to confirm" in await command(registry, "/forget confirm")
+    assert await memory.count_for("ada") == 1
+
+
+async def test_forget_all_with_nothing_stored_asks_nothing(registry):
+    reply = await command(registry, "/forget all", user="newbie")
+    assert reply == "I don't remember anything about you, so there is nothing to forget."
+
+
+async def test_a_failing_store_is_reported_and_the_others_are_still_emptied(memory, switch, ticker):
+    registry = CommandRegistry()
+    broken = FakeDocuments({"ada": 2}, fail=True)
+    MemoryCommands(registry, memory, [memory, broken], switch, clock=ticker).register()
+    await memory.remember_exchange("ada", "My name is Ada.", "Hi!", "t1")
+    await command(registry, "/forget all")
+    reply = await command(registry, "/forget confirm")
+    assert "deleted 1 short-term memory items" in reply
+    assert "could not delete the long-term documents (LightRAG)" in reply
+    assert await memory.count_for("ada") == 0
+
+
+async def test_remember_off_is_kept_per_user_across_restarts(registry, switch, tmp_path):
+    assert "Remembering is on" in await command(registry, "/remember")
+    assert "store nothing new" in await command(registry, "/remember off")
+    assert not switch.is_remembering("ada") and switch.is_remembering("bob")
+    reopened = RememberSwitch(switch.path)
+    assert not reopened.is_remembering("ada")
+    assert "OFF" in await command(registry, "/memory")
+    assert "again" in await command(registry, "/remember on")
+    assert RememberSwitch(switch.path).is_remembering("ada")
+    assert "Usage" in await command(registry, "/remember maybe")
+
+
+async def test_an_unreadable_switch_file_remembers_nobody(tmp_path, caplog):
+    path = tmp_path / "remember-off.json"
+    path.write_text("{not json")
+    with caplog.at_level(logging.ERROR):
+        switch = RememberSwitch(path)
+    assert not switch.is_remembering("anyone")
+    assert "remembering is off for everyone" in caplog.text
+    assert await switch.set_remembering("anyone", True) is False
+    assert path.read_text() == "{not json", "the operator's file is left for them to fix"
+
+
+# -- the memory tool ----------------------------------------------------------------------
+
+
+def tool_registry(memory, switch):
+    return ToolRegistry([MemoryTool(memory, switch)])
+
+
+async def run_tool(registry, arguments, user="ada"):
+    call = ToolCall(id="c1", name="memory", arguments=json.dumps(arguments))
+    return await registry.execute(call, ToolContext(user, f"t:{user}"), ToolsConfig(), 5, 4000)
+
+
+async def test_the_tool_adds_searches_and_forgets_for_its_user_only(memory, switch):
+    tools = tool_registry(memory, switch)
+    added = await run_tool(tools, {"action": "add", "text": "The user's boat is called Wave."})
+    assert added.startswith("Remembered: - [fact ")
+    item_id = added.split("#", 1)[1].split("]", 1)[0]
+    assert item_id in await run_tool(tools, {"action": "search", "text": "boat name"})
+    assert "Nothing in memory" in await run_tool(tools, {"action": "search", "text": "boat"}, "eve")
+    assert "No memory item" in await run_tool(
+        tools, {"action": "forget", "item_id": item_id}, "eve"
+    )
+    assert "Forgot" in await run_tool(tools, {"action": "forget", "item_id": f"#{item_id}"})
+    assert await memory.count_for("ada") == 0
+
+
+async def test_the_tool_stores_nothing_while_remembering_is_off(memory, switch):
+    await switch.set_remembering("ada", False)
+    reply = await run_tool(tool_registry(memory, switch), {"action": "add", "text": "Likes jazz"})
+    assert "remembering off" in reply and await memory.count_for("ada") == 0
+
+
+async def test_the_tool_does_nothing_while_memory_is_disabled(tmp_path, switch):
+    disabled = ShortTermMemory(tmp_path / "off", lambda: MemoryConfig(enabled=False))
+    reply = await run_tool(tool_registry(disabled, switch), {"action": "add", "text": "Likes jazz"})
+    assert "turned off by the operator" in reply and await disabled.count_for("ada") == 0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        ({"action": "add"}, "Error: give the text to add."),
+        ({"action": "forget"}, "Error: give the item_id to forget."),
+        ({"action": "teleport"}, "Error: invalid arguments for memory"),
+        ({"action": "add", "text": "x" * 1001}, "Error: invalid arguments for memory"),
+    ],
+)
+async def test_the_tool_answers_bad_arguments_with_an_error_text(memory, switch, arguments, error):
+    assert (await run_tool(tool_registry(memory, switch), arguments)).startswith(error)
+
+
+# -- the persist system -------------------------------------------------------------------
+
+
+class SlowMemory:
+    """Records the call and never finishes writing, like a disk that hangs."""
+
+    def __init__(self, fail=False):
+        self.calls, self.fail = [], fail
+
+    def remember_in_background(self, user_id, user_text, assistant_text, source):
+        if self.fail:
+            raise OSError("disk full")
+        self.calls.append((user_id, user_text, assistant_text, source))
+        return asyncio.get_running_loop().create_future()
+
+
+def turn(final_text="Sure, noted.", remembering=True, memory_enabled=True):
+    message = IncomingMessage(ChatAddress("t", "1"), "ada", "My name is Ada.")
+    config = RuntimeConfig.model_validate({"memory": {"enabled": memory_enabled}})
+    ctx = TurnContext(message, Session(key="t:1"), config, RecordingChannel())
+    ctx.final_text, ctx.remembering = final_text, remembering
+    return ctx
+
+
+async def test_persist_hands_over_the_exchange_and_returns_without_waiting():
+    memory = SlowMemory()
+    system = MemoryPersistSystem(memory)
+    ctx = turn()
+    assert system.should_process(ctx)
+    await asyncio.wait_for(system.process(ctx), timeout=5)
+    ((user, said, answer, source),) = memory.calls
+    assert (user, said, answer) == ("ada", "My name is Ada.", "Sure, noted.")
+    assert source.startswith("turn:t:1:")
+
+
+@pytest.mark.parametrize(
+    "ctx",
+    [turn(final_text=None), turn(remembering=False), turn(memory_enabled=False)],
+    ids=["no answer", "remember off", "memory disabled"],
+)
+def test_persist_skips_turns_it_must_not_store(ctx):
+    assert not MemoryPersistSystem(SlowMemory()).should_process(ctx)
+
+
+async def test_persist_failure_is_logged_not_raised(caplog):
+    with caplog.at_level(logging.WARNING):
+        await MemoryPersistSystem(SlowMemory(fail=True)).process(turn())
+    assert "[Memory] could not start storing the exchange: disk full" in caplog.text

@@ -1,0 +1,209 @@
+"""Scoring, per-layer top-k, budgets and the high-score overflow rule."""
+
+from datetime import UTC, datetime, timedelta
+
+from bot.config.model import MemoryConfig
+from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint
+from bot.memory.packing import estimate_tokens, pack, render_line
+from bot.memory.scoring import ScoredItem, rank
+from bot.memory.user_items import UserItems
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+LAYER_OF = {
+    ItemType.EXCHANGE: Layer.EPISODIC,
+    ItemType.HOWTO: Layer.PROCEDURAL,
+}
+
+
+def item(content, kind=ItemType.FACT, age_days=0.0, confidence=0.85, salience=0.7, **extra):
+    at = NOW - timedelta(days=age_days)
+    return MemoryItem(
+        layer=LAYER_OF.get(kind, Layer.SEMANTIC),
+        type=kind,
+        title=content[:60],
+        content=content,
+        confidence=confidence,
+        salience=salience,
+        created_at=at,
+        updated_at=at,
+        fingerprint=fingerprint(kind, content),
+        **extra,
+    )
+
+
+def items_of(*memory_items):
+    items = UserItems()
+    for memory_item in memory_items:
+        items.put(memory_item)
+    return items
+
+
+def config(**fields):
+    return MemoryConfig(**fields)
+
+
+def contents(ranked):
+    return [scored.item.content for scored in ranked]
+
+
+def test_the_matching_fact_ranks_first_and_unrelated_facts_stay_out():
+    items = items_of(
+        item("The user's server is at 10.0.0.5."),
+        item("The user prefers tea over coffee.", ItemType.PREFERENCE),
+        item("To restart the VPN: sudo systemctl restart wg-quick@wg0", ItemType.HOWTO),
+    )
+    ranked = rank(items, "what is the address of my server?", NOW, config())
+    assert contents(ranked) == ["The user's server is at 10.0.0.5."]
+
+
+def test_profile_items_join_without_a_shared_word_but_episodes_and_howtos_do_not():
+    items = items_of(
+        item("The user is vegetarian.", ItemType.CONSTRAINT, salience=0.9),
+        item("The user's name is Marta.", ItemType.IDENTITY, salience=0.9),
+        item("User: how do I bake bread → Assistant: knead it", ItemType.EXCHANGE, 0, 0.5, 0.3),
+        item("To bake bread: knead and rest", ItemType.HOWTO),
+    )
+    ranked = rank(items, "suggest a dinner recipe for tonight", NOW, config())
+    assert sorted(contents(ranked)) == ["The user is vegetarian.", "The user's name is Marta."]
+
+
+def test_score_combines_relevance_recency_salience_confidence_and_type():
+    fresh = item("The user's laptop is a ThinkPad.", age_days=0)
+    stale = item("The user's laptop bag is blue.", age_days=120)
+    doubtful = item("The user's laptop charger is USB-C.", confidence=0.3, salience=0.3)
+    ranked = rank(items_of(stale, doubtful, fresh), "laptop", NOW, config())
+    assert contents(ranked)[0] == fresh.content
+    scores = {s.item.id: s.score for s in ranked}
+    assert scores[fresh.id] > scores[stale.id]
+    assert scores[fresh.id] > scores[doubtful.id]
+    assert all(0 <= s.score <= 1 for s in ranked)
+
+
+def test_recency_halves_every_decay_days():
+    old = item("The user's cat is called Miso.", age_days=30)
+    new = item("The user's cat is called Miso!", age_days=0)
+    ranked = {s.item.id: s for s in rank(items_of(old, new), "cat", NOW, config(decayDays=30))}
+    assert ranked[new.id].relevance == ranked[old.id].relevance
+    assert round(ranked[new.id].score - ranked[old.id].score, 6) == round(0.15 * 0.5, 6)
+
+
+def test_per_layer_top_k_is_respected():
+    facts = [item(f"Deploy note number {n} about the cluster.", age_days=n) for n in range(10)]
+    episodes = [
+        item(f"User: deploy the cluster, take {n} → Assistant: done", ItemType.EXCHANGE, n, 0.5)
+        for n in range(10)
+    ]
+    ranked = rank(
+        items_of(*facts, *episodes),
+        "deploy cluster",
+        NOW,
+        config(semanticTopK=2, episodicTopK=1, proceduralTopK=0),
+    )
+    layers = [s.item.layer for s in ranked]
+    assert layers.count(Layer.SEMANTIC) == 2 and layers.count(Layer.EPISODIC) == 1
+    assert [s.score for s in ranked] == sorted((s.score for s in ranked), reverse=True)
+
+
+def test_episodes_older_than_lookback_and_expired_items_are_not_recalled():
+    old_episode = item(
+        "User: the kafka broker died → Assistant: restart", ItemType.EXCHANGE, 30, 0.5
+    )
+    expired = item("Temporary kafka note.", age_days=5, ttl_days=2)
+    fresh_episode = item("User: kafka lag again → Assistant: add partitions", ItemType.EXCHANGE, 1)
+    ranked = rank(
+        items_of(old_episode, expired, fresh_episode), "kafka", NOW, config(lookbackDays=21)
+    )
+    assert contents(ranked) == [fresh_episode.content]
+
+
+def scored(content, score, source=""):
+    return ScoredItem(item(content, source=source), score, 0.5)
+
+
+def line_cost(content):
+    return estimate_tokens(render_line(item(content)))
+
+
+def test_packing_stays_within_the_soft_budget_for_ordinary_scores():
+    ranked = [scored(f"Fact number {n} " + "x" * 150, 0.6 - n / 100) for n in range(10)]
+    cost = line_cost("Fact number 0 " + "x" * 150)
+    packed = pack(ranked, config(softBudgetTokens=cost * 3 + 1, hardBudgetTokens=cost * 8))
+    assert len(packed.lines) == 3
+    assert packed.tokens <= cost * 3 + 1
+    assert estimate_tokens(packed.text()) <= packed.tokens
+
+
+def test_high_score_items_overflow_the_soft_budget_but_never_the_hard_one():
+    text = "A long and important fact " + "y" * 150
+    cost = line_cost(text)
+    ranked = [scored(f"{n} {text}", 0.9) for n in range(6)] + [scored(f"low {text}", 0.5)]
+    settings = config(
+        softBudgetTokens=cost * 2, hardBudgetTokens=cost * 4 + 2, overflowMinScore=0.8
+    )
+    packed = pack(ranked, settings)
+    assert len(packed.lines) == 4, "two within soft, two more by overflow, then the hard stop"
+    assert packed.tokens <= settings.hard_budget_tokens
+    assert not any(line.endswith(f"low {text}") for line in packed.lines)
+
+
+def test_a_low_score_item_does_not_overflow_but_a_smaller_one_after_it_fits():
+    first, big, small = "first " + "a" * 200, "b" * 400, "small fact"
+    ranked = [scored(first, 0.6), scored(big, 0.55), scored(small, 0.5)]
+    soft = line_cost(first) + line_cost(small) + 1
+    packed = pack(
+        ranked, config(softBudgetTokens=soft, hardBudgetTokens=2000, overflowMinScore=0.9)
+    )
+    assert [line.split("] ", 1)[1] for line in packed.lines] == [first, small]
+
+
+def test_an_oversized_best_item_is_shortened_to_the_hard_budget():
+    ranked = [scored("z" * 2000, 0.95)]
+    packed = pack(ranked, config(softBudgetTokens=50, hardBudgetTokens=60, overflowMinScore=0.8))
+    assert len(packed.lines) == 1 and packed.lines[0].endswith("…")
+    assert packed.tokens <= 60
+
+
+def test_an_exchange_is_skipped_when_a_fact_from_the_same_turn_is_in():
+    fact = scored("The user's name is Marta.", 0.9, source="turn:a:1")
+    episode = ScoredItem(
+        item("User: my name is Marta → Assistant: hi", ItemType.EXCHANGE, source="turn:a:1"), 0.5, 1
+    )
+    other = ScoredItem(
+        item("User: trip to Porto → Assistant: plan", ItemType.EXCHANGE, source="turn:a:2"), 0.4, 1
+    )
+    packed = pack([fact, episode, other], config())
+    assert len(packed.lines) == 2 and "Porto" in packed.lines[1]
+
+
+def test_rendered_lines_carry_type_date_and_id():
+    fact = item("The user's server is at 10.0.0.5.")
+    assert render_line(fact) == f"- [fact 2026-03-01 #{fact.id}] The user's server is at 10.0.0.5."
+
+
+def test_index_follows_changes_in_place():
+    first = item("The user's boat is called Wave.")
+    items = items_of(first)
+    assert contents(rank(items, "boat", NOW, config())) == [first.content]
+    renamed = "The user's kayak is called Wave."
+    items.put(first.model_copy(update={"content": renamed, "title": renamed}))
+    assert rank(items, "boat", NOW, config()) == []
+    assert len(rank(items, "kayak", NOW, config())) == 1
+    items.remove(first.id)
+    assert rank(items, "kayak", NOW, config()) == [] and len(items) == 0
+
+
+def test_long_postings_are_read_only_where_they_can_matter(monkeypatch):
+    monkeypatch.setattr("bot.memory.index.SCAN_LIMIT", 3)
+    common = [item(f"Weather note {n}: rain again today.", age_days=10 - n) for n in range(8)]
+    rare = item("Weather in Tromsø: rain and aurora.", age_days=20)
+    items = items_of(rare, *common)
+    limited = {s.item.id: s.relevance for s in rank(items, "rain in Tromsø", NOW, config())}
+    assert list(limited) == [rare.id], "the common word did not pull in every rainy note"
+    monkeypatch.setattr("bot.memory.index.SCAN_LIMIT", 1000)
+    full = {s.item.id: s.relevance for s in rank(items, "rain in Tromsø", NOW, config())}
+    assert limited[rare.id] == full[rare.id], "a found item's relevance is exact"
+    monkeypatch.setattr("bot.memory.index.SCAN_LIMIT", 3)
+
+    only_common = rank(items, "rain weather", NOW, config(semanticTopK=10))
+    assert len(only_common) == 3, "a query of common words only reads the newest postings"
+    assert {s.item.content for s in only_common} == {c.content for c in common[-3:]}

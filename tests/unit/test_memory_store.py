@@ -1,0 +1,225 @@
+"""The per-user JSONL store: dedup, promotion, TTL, damaged lines, crashes, concurrency, privacy."""
+
+import asyncio
+import json
+import logging
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.config.model import MemoryConfig
+from bot.memory.files import UserFiles
+from bot.memory.items import ItemType, Layer, new_item
+from bot.memory.service import ShortTermMemory
+
+
+class Clock:
+    def __init__(self):
+        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def memory(tmp_path, clock):
+    return ShortTermMemory(tmp_path / "memory", MemoryConfig, clock)
+
+
+def reopen(memory, clock, **config):
+    """A new process over the same files."""
+    return ShortTermMemory(memory.root, lambda: MemoryConfig(**config), clock)
+
+
+def lines_of(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+HOWTO_Q = "How do I restart nginx on the Ubuntu box?"
+HOWTO_A = "Run `sudo systemctl restart nginx` and check `systemctl status nginx`."
+
+
+async def test_a_restated_fact_merges_instead_of_duplicating(memory):
+    await memory.remember_exchange("u", "I prefer tea over coffee.", "Noted!", "turn:a:1")
+    await memory.remember_exchange("u", "I prefer tea over coffee", "Yes, I know.", "turn:a:2")
+    overview = await memory.overview("u")
+    assert [f.content for f in overview.facts] == ["The user prefers tea over coffee."]
+    assert overview.facts[0].confidence > 0.85
+    assert overview.facts[0].source == "turn:a:2"
+
+
+async def test_a_keyed_fact_is_replaced_when_its_value_changes(memory, clock):
+    await memory.remember_exchange("u", "My server is at 10.0.0.5.", "Ok.", "t1")
+    first_id = (await memory.overview("u")).facts[0].id
+    clock.now += timedelta(days=3)
+    await memory.remember_exchange("u", "My server is at 10.0.0.7 now.", "Ok.", "t2")
+    (fact,) = (await memory.overview("u")).facts
+    assert fact.id == first_id and "10.0.0.7" in fact.content
+    assert fact.created_at < fact.updated_at == clock.now
+
+
+async def test_a_repeated_exchange_is_promoted_to_procedural(memory, clock):
+    user_dir = UserFiles(memory.root, "u").directory
+    for turn in range(3):
+        await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, f"turn:a:{turn}")
+        clock.now += timedelta(hours=1)
+    overview = await memory.overview("u")
+    assert overview.episodes == 0
+    (howto,) = overview.facts
+    assert howto.layer is Layer.PROCEDURAL and howto.type is ItemType.HOWTO
+    assert howto.confidence >= 0.8 and howto.ttl_days is None
+    assert not (user_dir / "episodic" / "2026-03-01.jsonl").exists()
+    assert [line["id"] for line in lines_of(user_dir / "procedural.jsonl")] == [howto.id]
+    reopened = await reopen(memory, clock).overview("u")
+    assert [f.id for f in reopened.facts] == [howto.id] and reopened.episodes == 0
+
+
+async def test_two_mentions_are_not_enough_for_promotion(memory):
+    for turn in range(2):
+        await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, f"turn:a:{turn}")
+    overview = await memory.overview("u")
+    assert overview.facts == [] and overview.episodes == 1
+
+
+async def test_a_lower_promotion_threshold_promotes_at_the_next_start(memory, clock):
+    await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t1")
+    reopened = reopen(memory, clock, promotionMinConfidence=0.5)
+    overview = await reopened.overview("u")
+    assert [f.layer for f in overview.facts] == [Layer.PROCEDURAL] and overview.episodes == 0
+    again = await reopen(memory, clock).overview("u")
+    assert [f.layer for f in again.facts] == [Layer.PROCEDURAL] and again.episodes == 0
+
+
+async def test_episodes_expire_after_their_ttl_and_their_files_go(memory, clock):
+    await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t1")
+    await memory.remember_exchange("u", "My name is Ada.", "Hi Ada!", "t1")
+    day_file = UserFiles(memory.root, "u").directory / "episodic" / "2026-03-01.jsonl"
+    assert day_file.exists()
+    clock.now += timedelta(days=91)
+    assert (await memory.overview("u")).episodes == 0, "expired items are not shown"
+    overview = await reopen(memory, clock).overview("u")
+    assert overview.episodes == 0 and [f.content for f in overview.facts] == [
+        "The user's name is Ada."
+    ]
+    assert not day_file.exists()
+
+
+async def test_damaged_lines_are_skipped_with_a_warning_and_set_aside(memory, clock, caplog):
+    await memory.remember_exchange("u", "My name is Ada. I live in Paris.", "Hi!", "t1")
+    semantic = UserFiles(memory.root, "u").directory / "semantic.jsonl"
+    good = semantic.read_text().splitlines()
+    semantic.write_text(f'{good[0]}\n{{"id": "broken", "lay\nnot json at all\n{good[1]}\n')
+    with caplog.at_level(logging.WARNING):
+        overview = await reopen(memory, clock).overview("u")
+    assert len(overview.facts) == 2
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("line 2 is damaged" in w for w in warnings)
+    assert any("line 3 is damaged" in w for w in warnings)
+    assert len(semantic.read_text().splitlines()) == 2, "the file is cleaned"
+    aside = semantic.with_name("semantic.jsonl.damaged").read_text()
+    assert "not json at all" in aside
+
+
+async def test_a_line_cut_by_a_power_cut_is_not_glued_to_the_next_append(memory, clock):
+    await memory.remember_exchange("u", "My name is Ada.", "Hi!", "t1")
+    semantic = UserFiles(memory.root, "u").directory / "semantic.jsonl"
+    semantic.write_text(semantic.read_text() + '{"id": "half-written", "layer": "sem')
+    fresh = reopen(memory, clock)
+    await fresh.remember_exchange("u", "I live in Paris.", "Nice!", "t2")
+    await fresh.remember_exchange("u", "I prefer green tea.", "Noted.", "t3")
+    overview = await reopen(memory, clock).overview("u")
+    assert len(overview.facts) == 3
+    for line in semantic.read_text().splitlines():
+        json.loads(line)
+
+
+async def test_a_promotion_cut_short_keeps_one_item(memory, clock):
+    await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t1")
+    files = UserFiles(memory.root, "u")
+    (episode,) = [i for i in (await memory._items("u")) if i.layer is Layer.EPISODIC]
+    promoted = episode.model_copy(update={"layer": Layer.PROCEDURAL, "type": ItemType.HOWTO})
+    files.append([promoted])  # the crash came before the day file was rewritten
+    overview = await reopen(memory, clock).overview("u")
+    assert [f.id for f in overview.facts] == [episode.id] and overview.episodes == 0
+    assert not files.episode_path(episode.created_at).exists()
+
+
+async def test_two_turns_writing_at_once_both_land_whole(memory, clock):
+    async def turn(n):
+        await memory.remember_exchange(
+            "u", f"My project {n} is called Orion-{n}. Remember that.", "Sure.", f"turn:{n}"
+        )
+
+    await asyncio.gather(*(turn(n) for n in range(20)))
+    await asyncio.gather(
+        *(
+            memory.remember_in_background("u", f"I like sport number {n}", "Ok!", "bg")
+            for n in range(10)
+        )
+    )
+    await memory.drain()
+    overview = await reopen(memory, clock).overview("u")
+    assert len(overview.facts) == 30
+    for path in UserFiles(memory.root, "u").all_files():
+        for line in path.read_text().splitlines():
+            json.loads(line)
+
+
+async def test_one_users_items_never_reach_another_user(memory):
+    await memory.remember_exchange("alice", "Remember that my server is at 10.0.0.5.", "Ok", "t")
+    assert "10.0.0.5" in await memory.recall("alice", "where is my server?")
+    assert await memory.recall("bob", "where is my server?") == ""
+    assert await memory.search("bob", "server") == []
+    alice_item = (await memory.overview("alice")).facts[0]
+    assert await memory.forget("bob", alice_item.id) is None
+    assert (await memory.overview("alice")).facts == [alice_item]
+
+
+async def test_user_ids_cannot_escape_the_memory_folder(memory):
+    await memory.remember_exchange("../../etc", "My name is Eve.", "Hi", "t")
+    await memory.remember_exchange("..", "My name is Mallory.", "Hi", "t")
+    written = [p for p in memory.root.parent.rglob("*.jsonl")]
+    assert written and all(memory.root in p.parents for p in written)
+    assert len({p.parent for p in written}) == 2
+
+
+async def test_forget_one_item_and_then_everything(memory, clock):
+    await memory.remember_exchange("u", "My name is Ada. I live in Paris.", "Hi Ada!", "t1")
+    await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t2")
+    name = next(f for f in (await memory.overview("u")).facts if "Ada" in f.content)
+    assert (await memory.forget("u", name.id)).id == name.id
+    reopened = reopen(memory, clock)
+    assert [f.content for f in (await reopened.overview("u")).facts] == ["The user lives in Paris."]
+    assert await reopened.forget_user("u") == 2
+    assert not UserFiles(memory.root, "u").directory.exists()
+    assert await reopened.count_for("u") == 0
+    assert await reopened.recall("u", "Paris") == ""
+
+
+async def test_a_forgotten_promoted_item_does_not_come_back(memory, clock):
+    await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t1")
+    files = UserFiles(memory.root, "u")
+    (episode,) = [i for i in (await memory._items("u")) if i.layer is Layer.EPISODIC]
+    for turn in range(2):
+        await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, f"t{turn + 2}")
+    files.append([episode])  # the old episodic line, as if the promotion's clean-up had failed
+    await memory.forget("u", episode.id)
+    assert await reopen(memory, clock).count_for("u") == 0
+
+
+async def test_a_fact_the_tool_stored_merges_with_the_same_fact_extracted_later(memory, clock):
+    said = "The user's server is at 10.0.0.5."
+    by_tool = new_item(ItemType.FACT, said, source="tool", confidence=0.95)
+    await memory.add("u", [by_tool])
+    await memory.remember_exchange("u", "Remember that my server is at 10.0.0.5.", "Ok", "t1")
+    (fact,) = (await memory.overview("u")).facts
+    assert fact.id == by_tool.id
+    clock.now += timedelta(days=1)
+    await memory.remember_exchange("u", "My server is at 10.0.0.9 now.", "Ok", "t2")
+    (fact,) = (await memory.overview("u")).facts
+    assert fact.id == by_tool.id and "10.0.0.9" in fact.content
