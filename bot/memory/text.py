@@ -51,11 +51,15 @@ def tokens(text: str) -> list[str]:
     """
     found: list[str] = []
     for word in _WORD.findall(text.lower()):
-        word = _POSSESSIVE.sub("", word)
+        # Most words are plain: the str checks below skip the regexes for them (a cold load
+        # of a heavy user's memory tokenizes every item).
+        joined = not word.isalnum()
+        if joined:
+            word = _POSSESSIVE.sub("", word)
         if word in STOP_WORDS:
             continue
         found.append(_stem(word))
-        if _JOINER.search(word):
+        if joined and _JOINER.search(word):
             parts = _JOINER.split(word)
             found += [_stem(p) for p in parts if p not in STOP_WORDS and not p.isdigit()]
     return found
