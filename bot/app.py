@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from bot.adapters.openai_llm import OpenAiLlm
@@ -21,6 +22,9 @@ from bot.settings import Settings
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
 from bot.turns import TurnRunner
+
+if TYPE_CHECKING:
+    from bot.adapters.telegram import TelegramBot, TelegramOptions
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +73,12 @@ class BotApp:
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         await self.runner.handle(message, channel)
+
+    def telegram_bot(self, options: TelegramOptions) -> TelegramBot:
+        """The Telegram channel driving this app (PTB is imported only when it is used)."""
+        from bot.adapters.telegram import TelegramBot
+
+        return TelegramBot(self.handle, self.config, self.commands, options)
 
     async def aclose(self) -> None:
         close = getattr(self.llm, "close", None)
