@@ -129,8 +129,11 @@ async def test_streaming_edits_one_message_about_once_per_interval(start_bot, te
     await telegram.wait_for(lambda: any(m.text.endswith("The end.") for m in telegram.messages()))
     (message,) = telegram.messages(ALICE.id)
     assert message.edits >= 3, "the answer appeared while it was written"
-    for earlier, later in zip(message.history, message.history[1:], strict=False):
-        assert later.startswith(earlier.rstrip()[:-8]), "each edit extends the text"
+    final_words = message.text.split()
+    for shown in message.history:
+        # A preview may end in a half word, or show `**` whose closing pair has not come yet.
+        words = shown.replace("*", "").split()[:-1]
+        assert final_words[: len(words)] == words, "each preview is the start of the answer"
     assert message.text.endswith("word79\n\nThe end.")
     assert message.entity_texts("bold") == ["The end."], "the final edit is formatted"
     writes = [c.at for c in telegram.calls() if c.method in ("sendMessage", "editMessageText")]

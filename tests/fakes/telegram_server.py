@@ -378,7 +378,10 @@ class FakeTelegramServer(BackgroundServer):
     # -- HTTP ------------------------------------------------------------------------------
     async def _dispatch(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
-        params = await _params(request)
+        try:
+            params = await _params(request)
+        except ConnectionResetError:  # the client gave up mid-request, as clients do
+            return web.Response(status=499)
         if request.match_info["token"] != self.token:
             return self._answer(method, params, ApiError(401, "Unauthorized"))
         try:

@@ -23,6 +23,7 @@ from bot.adapters.telegram.commands import StartCommand
 from bot.adapters.telegram.delivery import TelegramSender
 from bot.adapters.telegram.flood_control import FloodControl
 from bot.adapters.telegram.handlers import MessageHandlerFn, TelegramUpdateHandler
+from bot.adapters.telegram.http_transport import AiohttpRequest
 from bot.adapters.telegram.inbound import BotIdentity
 from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions
 from bot.adapters.telegram.ordering import ChatOrderedProcessor
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 
 ALLOWED_UPDATES = [Update.MESSAGE]
 """Edits, reactions, member changes... are not asked for, so Telegram does not send them."""
+CONNECTION_POOL_SIZE = 64
+"""Concurrent Bot API requests; more wait a moment for a free connection (pool time-out 10 s)."""
 _MENU_NAME = re.compile(r"[a-z0-9_]{1,32}")  # what Telegram accepts in the menu
 
 
@@ -61,7 +64,8 @@ class TelegramBot:
             .base_file_url(f"{options.api_url}/file/bot")
             .concurrent_updates(self.processor)
             .rate_limiter(FloodControl())
-            .pool_timeout(10.0)
+            .request(AiohttpRequest(connection_pool_size=CONNECTION_POOL_SIZE))
+            .get_updates_request(AiohttpRequest(connection_pool_size=1))
             .build()
         )
         self.sender = TelegramSender(self.application.bot)

@@ -53,8 +53,7 @@ class TelegramReplyStream:
         self._sending = False
         self._closed = False
         self._failures = 0
-        # The first preview waits one interval: a quick answer then costs a single message.
-        self._next_at = clock() + interval_seconds
+        self._next_at = 0.0
 
     @property
     def message_ids(self) -> list[int]:
@@ -65,6 +64,9 @@ class TelegramReplyStream:
             return
         self._latest = text
         if self._task is None:
+            # The first preview waits one interval after the first words: an answer that is
+            # complete by then costs a single message, not a message and an edit.
+            self._next_at = self._clock() + self._interval
             self._task = asyncio.create_task(self._preview_loop(), name="telegram-stream")
         self._wake.set()
 
