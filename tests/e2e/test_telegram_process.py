@@ -3,10 +3,12 @@
 import json
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from bot.config.model import TelegramConfig
 from bot.storage.sessions import JsonSessionStore
 from tests.conftest import bot_argv, clean_env, edit_runtime_config
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
@@ -78,3 +80,32 @@ def test_answers_then_stops_cleanly_on_sigterm_mid_turn(workdir):
         "a slow question",
         "answered before stopping",
     ]
+
+
+def test_help_and_docs_name_every_telegram_setting():
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "--help"], capture_output=True, text=True, cwd=REPO
+    )
+    configuration = (REPO / "docs" / "CONFIGURATION.md").read_text()
+    example = (REPO / ".env.example").read_text()
+    for variable in (
+        "TELEGRAM_BOT_TOKEN",
+        "TELEGRAM_API_URL",
+        "TELEGRAM_WEBHOOK_URL",
+        "TELEGRAM_WEBHOOK_LISTEN",
+        "TELEGRAM_WEBHOOK_PORT",
+        "TELEGRAM_WEBHOOK_SECRET",
+    ):
+        assert variable in result.stdout and variable in configuration and variable in example
+    for field in TelegramConfig.model_fields.values():
+        assert f"`{field.alias}`" in configuration, f"telegram.{field.alias} is undocumented"
+
+
+def test_an_invalid_setting_is_named_without_its_value(workdir):
+    env = clean_env(OPENAI_BASE_URL="http://127.0.0.1:9/v1", TELEGRAM_WEBHOOK_SECRET="no spaces!")
+    result = subprocess.run(
+        bot_argv(workdir), env=env, capture_output=True, text=True, timeout=60, cwd=REPO
+    )
+    assert result.returncode == 2
+    assert "TELEGRAM_WEBHOOK_SECRET" in result.stderr
+    assert "no spaces!" not in result.stderr and "Traceback" not in result.stderr

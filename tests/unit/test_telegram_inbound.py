@@ -100,3 +100,10 @@ def test_attachments_are_named_and_captions_read_as_text(telegram, me, kind):
 def test_messages_from_bots_and_channels_are_ignored(telegram, me):
     telegram.send_text(User(999, "Other", "other_bot", is_bot=True), "ping", chat=GROUP)
     assert read(telegram, me, require_mention=False) is None
+
+
+def test_half_an_emoji_from_the_wire_becomes_a_replacement_character(telegram, me):
+    telegram.send_text(ALICE, "broken \ud83d emoji")
+    inbound = read(telegram, me)
+    assert inbound.text == "broken \ufffd emoji"
+    inbound.text.encode("utf-8")  # would raise on a lone surrogate

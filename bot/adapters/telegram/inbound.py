@@ -34,6 +34,8 @@ ATTACHMENT_KINDS = (
     "story",
 )
 _COMMAND_TARGET = re.compile(r"^/[A-Za-z0-9_]{1,32}@([A-Za-z0-9_]+)")
+# JSON may carry half an emoji ("\ud83d" alone); such text cannot be saved or sent on as UTF-8.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ def read_update(update: Update, me: BotIdentity, require_mention: bool) -> Inbou
     chat_type = message.chat.type
     if chat_type not in (ChatType.PRIVATE, ChatType.GROUP, ChatType.SUPERGROUP):
         return None
-    text = message.text or message.caption or ""
+    text = _LONE_SURROGATE.sub("\ufffd", message.text or message.caption or "")
     target = _COMMAND_TARGET.match(text)
     if target and target.group(1).lower() != me.username.lower():
         return None  # `/help@OtherBot`
