@@ -372,6 +372,23 @@ async def test_bot_api_5xx_and_lost_edits_are_retried_or_resent(start_bot, teleg
     assert telegram.messages(ALICE.id)[-1].text.endswith("w39"), "final text sent anew"
 
 
+async def test_message_not_modified_counts_as_shown(start_bot, telegram, fake_llm, caplog):
+    await start_bot()
+    fake_llm.script(Reply(text=" ".join(f"w{i}" for i in range(40)), chunk_delay=0.04))
+    telegram.fail(
+        "editMessageText",
+        400,
+        "Bad Request: message is not modified: specified new message content and reply "
+        "markup are exactly the same as a current content and reply markup of the message",
+        times=1,
+    )
+    telegram.send_text(ALICE, "stream")
+    await telegram.wait_for(lambda: any(m.text.endswith("w39") for m in telegram.messages()))
+    assert len(telegram.messages(ALICE.id)) == 1
+    assert telegram.calls("editMessageText")[0].status == 400
+    assert "failed" not in caplog.text
+
+
 async def test_a_chat_that_cannot_be_reached_is_logged_and_others_go_on(
     start_bot, telegram, fake_llm, caplog
 ):
