@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import logging
 
-from bench import memory_recall, memory_retrieval, rag_degradation, turn_overhead
+from bench import (
+    memory_recall,
+    memory_retrieval,
+    rag_degradation,
+    telegram_concurrency,
+    turn_overhead,
+)
 from bench.report import print_table
 
 
 def main() -> None:
     logging.basicConfig(level=logging.ERROR)
     figures = []
-    for benchmark in (turn_overhead, rag_degradation, memory_retrieval, memory_recall):
+    for benchmark in (
+        turn_overhead,
+        telegram_concurrency,
+        rag_degradation,
+        memory_retrieval,
+        memory_recall,
+    ):
         print(f"running {benchmark.__name__} ...", flush=True)
         figures += benchmark.run()
     print()

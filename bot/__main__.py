@@ -18,6 +18,10 @@ EPILOG = """environment (or .env; see .env.example):
   OPENAI_API_KEY       key of the OpenAI-compatible API
   OPENAI_BASE_URL      its base URL; a local server (Ollama, vLLM, llama.cpp) needs no key
   TELEGRAM_BOT_TOKEN   from @BotFather; when set, the bot runs in Telegram
+  TELEGRAM_API_URL     Bot API server (default https://api.telegram.org; or a self-hosted one)
+  TELEGRAM_WEBHOOK_URL public URL for webhook mode (unset: long polling); with
+                       TELEGRAM_WEBHOOK_LISTEN (127.0.0.1), TELEGRAM_WEBHOOK_PORT (8443)
+                       and TELEGRAM_WEBHOOK_SECRET (random per run when unset)
   RAG_API_KEY          LightRAG server key (sent as X-API-Key)
   BOT_DATA_DIR         where sessions and memory live (default: data)
   BOT_RUNTIME_CONFIG   runtime config file (default: preferences/runtime-config.json)
@@ -86,12 +90,21 @@ def load_settings(args: argparse.Namespace) -> Settings:
     )
 
 
+def describe_invalid_settings(exc: ValidationError) -> str:
+    """One line naming each bad variable and the problem, never the value (it may be a secret)."""
+    problems = []
+    for error in exc.errors(include_url=False, include_input=False):
+        name = str(error["loc"][0]).upper() if error["loc"] else "(settings)"
+        problems.append(f"{name}: {error['msg']}")
+    return "; ".join(problems)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         settings = load_settings(args)
     except ValidationError as exc:
-        print(f"Invalid setting: {exc}", file=sys.stderr)
+        print(f"Invalid setting: {describe_invalid_settings(exc)}", file=sys.stderr)
         return 2
     if not settings.llm_configured:
         print(NO_LLM_MESSAGE, file=sys.stderr)
@@ -116,8 +129,7 @@ async def run(settings: Settings, channel: str) -> int:
     await app.start()
     try:
         if channel == "telegram":
-            print("The Telegram channel is not available in this build yet.", file=sys.stderr)
-            return 2
+            return await run_telegram(app, settings)
         from bot.adapters.terminal import TerminalChannel
 
         terminal = TerminalChannel()
@@ -125,6 +137,17 @@ async def run(settings: Settings, channel: str) -> int:
         return 0
     finally:
         await app.aclose()
+
+
+async def run_telegram(app: BotApp, settings: Settings) -> int:
+    from bot.adapters.telegram import StartupFailed, TelegramOptions
+
+    try:
+        await app.telegram_bot(TelegramOptions.from_settings(settings)).run_until_signalled()
+    except StartupFailed as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from bot.adapters.lightrag import LightRagAdapter
@@ -34,6 +35,9 @@ from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
 from bot.tools.memory import MemoryTool
 from bot.turns import TurnRunner
+
+if TYPE_CHECKING:
+    from bot.adapters.telegram import TelegramBot, TelegramOptions
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +115,12 @@ class BotApp:
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         await self.runner.handle(message, channel)
+
+    def telegram_bot(self, options: TelegramOptions) -> TelegramBot:
+        """The Telegram channel driving this app (PTB is imported only when it is used)."""
+        from bot.adapters.telegram import TelegramBot
+
+        return TelegramBot(self.handle, self.config, self.commands, options)
 
     async def aclose(self) -> None:
         """Finish memory writes, drain the index queue for a bounded time, close clients."""

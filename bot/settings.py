@@ -7,9 +7,10 @@ process and what must never be written to a file a user may share: keys and toke
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 NO_LLM_MESSAGE = """No LLM is configured, so the bot cannot answer.
@@ -24,6 +25,9 @@ then start the bot again:
       (http://localhost:8000/v1) or llama.cpp's llama-server (http://localhost:8080/v1)
 
 Pick the model in preferences/runtime-config.json, field llm.model."""
+
+
+_WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
 class Settings(BaseSettings):
@@ -41,6 +45,33 @@ class Settings(BaseSettings):
     telegram_bot_token: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("TELEGRAM_BOT_TOKEN", "telegram_bot_token")
     )
+    telegram_api_url: str = Field(
+        default="https://api.telegram.org",
+        pattern=r"^https?://[^\s/]+",
+        validation_alias=AliasChoices("TELEGRAM_API_URL", "telegram_api_url"),
+    )
+    """Root of the Bot API server: Telegram's, or a self-hosted `telegram-bot-api`."""
+    telegram_webhook_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^\s/]+",
+        validation_alias=AliasChoices("TELEGRAM_WEBHOOK_URL", "telegram_webhook_url"),
+    )
+    """Public URL Telegram posts updates to; unset means long polling."""
+    telegram_webhook_listen: str = Field(
+        default="127.0.0.1",
+        validation_alias=AliasChoices("TELEGRAM_WEBHOOK_LISTEN", "telegram_webhook_listen"),
+    )
+    telegram_webhook_port: int = Field(
+        default=8443,
+        ge=1,
+        le=65535,
+        validation_alias=AliasChoices("TELEGRAM_WEBHOOK_PORT", "telegram_webhook_port"),
+    )
+    telegram_webhook_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("TELEGRAM_WEBHOOK_SECRET", "telegram_webhook_secret"),
+    )
+    """Checked on every webhook request (Telegram's X-Telegram-Bot-Api-Secret-Token header)."""
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key")
     )
@@ -63,6 +94,14 @@ class Settings(BaseSettings):
     )
     log_level: str = Field(default="INFO", validation_alias=AliasChoices("LOG_LEVEL", "log_level"))
 
+    @field_validator("telegram_webhook_secret")
+    @classmethod
+    def _webhook_secret_charset(cls, value: SecretStr | None) -> SecretStr | None:
+        # Telegram's rule for secret_token; the value itself never goes into the error.
+        if value is not None and not _WEBHOOK_SECRET.fullmatch(value.get_secret_value()):
+            raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        return value
+
     @property
     def llm_configured(self) -> bool:
         """An API key, or a base URL of a local server that needs none."""
@@ -70,5 +109,10 @@ class Settings(BaseSettings):
 
     def secret_values(self) -> list[str]:
         """Every secret this process knows, for the log redactor."""
-        secrets = (self.telegram_bot_token, self.openai_api_key, self.rag_api_key)
+        secrets = (
+            self.telegram_bot_token,
+            self.telegram_webhook_secret,
+            self.openai_api_key,
+            self.rag_api_key,
+        )
         return [s.get_secret_value() for s in secrets if s is not None and s.get_secret_value()]

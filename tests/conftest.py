@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,3 +41,27 @@ def edit_runtime_config(path: Path, **sections: dict) -> None:
     for name, values in sections.items():
         data.setdefault(name, {}).update(values)
     path.write_text(json.dumps(data, indent=2))
+
+
+def bot_argv(workdir: Path) -> list[str]:
+    """`python -m bot` with every path in `workdir` (the layout of the `workdir` fixture)."""
+    return [
+        sys.executable,
+        "-m",
+        "bot",
+        "--env-file",
+        str(workdir / "none.env"),
+        "--data-dir",
+        str(workdir / "data"),
+        "--config",
+        str(workdir / "preferences" / "runtime-config.json"),
+        "--prompts-dir",
+        str(workdir / "preferences" / "prompts"),
+    ]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without any LLM or Telegram setting, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TELEGRAM_"))}
+    env.update(extra)
+    return env

@@ -41,8 +41,13 @@ class LlmConfig(Section):
 class TelegramConfig(Section):
     """Telegram channel behaviour (see docs/TELEGRAM.md)."""
 
-    allowed_users: list[int] = Field(default_factory=list)
+    allowed_users: list[int] = Field(
+        default_factory=list, description="Telegram user ids allowed in; empty answers nobody."
+    )
     streaming: bool = True
+    require_mention_in_groups: bool = Field(
+        True, description="In groups, answer only messages that mention the bot or reply to it."
+    )
 
 
 QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]

@@ -7,6 +7,10 @@ from typing import Protocol
 from bot.conversation import ChatAddress
 
 
+class DeliveryFailed(Exception):
+    """A reply could not be delivered, retries included; the message says why, for the log."""
+
+
 class ReplyStream(Protocol):
     """One reply shown while it is being written, then finished with its final text."""
 
@@ -15,7 +19,10 @@ class ReplyStream(Protocol):
         ...
 
     async def finish(self, text: str) -> None:
-        """Replace whatever was shown with the final `text` (formatted, split if long)."""
+        """Replace whatever was shown with the final `text` (formatted, split if long).
+
+        Raises `DeliveryFailed` only when nothing of the reply could be delivered.
+        """
         ...
 
 
@@ -25,7 +32,7 @@ class ChannelPort(Protocol):
     name: str
 
     async def send(self, address: ChatAddress, text: str) -> None:
-        """Deliver a complete reply to `address`."""
+        """Deliver a complete reply to `address`; raises `DeliveryFailed` when it cannot."""
         ...
 
     def open_stream(self, address: ChatAddress) -> ReplyStream | None:

@@ -1,13 +1,13 @@
 """`python -m bot` as a user starts it: terminal chat, over pipes, against a local LLM server."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import bot_argv, clean_env
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
 
 pytestmark = pytest.mark.e2e
@@ -15,28 +15,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run_bot(workdir: Path, stdin: str, env_extra: dict[str, str], timeout: float = 60):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TELEGRAM_"))}
-    env.update(env_extra)
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bot",
-            "--env-file",
-            str(workdir / "none.env"),
-            "--data-dir",
-            str(workdir / "data"),
-            "--config",
-            str(workdir / "preferences" / "runtime-config.json"),
-            "--prompts-dir",
-            str(workdir / "preferences" / "prompts"),
-        ],
+        bot_argv(workdir),
         input=stdin,
         capture_output=True,
         text=True,
         timeout=timeout,
         cwd=REPO,
-        env=env,
+        env=clean_env(**env_extra),
     )
 
 
@@ -72,25 +58,13 @@ def test_runtime_config_edit_applies_without_restart(workdir):
     config_path = workdir / "preferences" / "runtime-config.json"
     with FakeOpenAiServer() as llm:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bot",
-                "--env-file",
-                "/nonexistent",
-                "--data-dir",
-                str(workdir / "data"),
-                "--config",
-                str(config_path),
-                "--prompts-dir",
-                str(workdir / "preferences" / "prompts"),
-            ],
+            bot_argv(workdir),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             cwd=REPO,
-            env={**os.environ, "OPENAI_BASE_URL": llm.base_url},
+            env=clean_env(OPENAI_BASE_URL=llm.base_url),
         )
         assert proc.stdin and proc.stdout
         proc.stdin.write("one\n")

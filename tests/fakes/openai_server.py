@@ -18,6 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.background_server import BackgroundServer
+
 
 @dataclass
 class Reply:
@@ -29,6 +31,8 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    chunk_delay: float = 0.0
+    """Streaming: pause between text chunks, so a client sees the answer arrive over time."""
     drop_connection: bool = False
     error_message: str = "fake error"
 
@@ -42,24 +46,22 @@ def echo_responder(body: dict[str, Any]) -> Reply:
     return Reply(text=f"echo: {users[-1]['content'] if users else ''}")
 
 
-class FakeOpenAiServer:
+class FakeOpenAiServer(BackgroundServer):
     """Start with `with FakeOpenAiServer() as llm:`; point `OPENAI_BASE_URL` at `llm.base_url`.
 
     Replies come from the script (`llm.script(Reply(...), ...)`) while it lasts, then from
     `responder`. Every request body is kept in `requests`, in arrival order.
     """
 
+    name = "fake-openai"
+
     def __init__(self, responder: Responder = echo_responder, port: int = 0) -> None:
+        super().__init__(port)
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.embedding_requests: list[dict[str, Any]] = []
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
-        self._port = port
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-        self.port = 0
 
     # -- scripting -------------------------------------------------------------------------
     def script(self, *replies: Reply) -> None:
@@ -85,49 +87,10 @@ class FakeOpenAiServer:
             if m.get("role") == "system"
         ]
 
-    # -- lifecycle -------------------------------------------------------------------------
-    def __enter__(self) -> FakeOpenAiServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def start(self) -> None:
-        started = threading.Event()
-        self._thread = threading.Thread(
-            target=self._serve, args=(started,), name="fake-openai", daemon=True
-        )
-        self._thread.start()
-        if not started.wait(10):
-            raise RuntimeError("fake OpenAI server did not start")
-
-    def stop(self) -> None:
-        if self._loop is None or self._runner is None:
-            return
-        future = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
-        future.result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
-        self._loop = None
-
-    def _serve(self, started: threading.Event) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        asyncio.set_event_loop(loop)
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._models)
-        self._runner = web.AppRunner(app, access_log=None)
-        loop.run_until_complete(self._runner.setup())
-        site = web.TCPSite(self._runner, "127.0.0.1", self._port)
-        loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        started.set()
-        loop.run_forever()
-        loop.close()
 
     # -- handlers --------------------------------------------------------------------------
     async def _models(self, request: web.Request) -> web.Response:
@@ -169,6 +132,8 @@ class FakeOpenAiServer:
         await response.prepare(request)
         for chunk in stream_chunks(reply, model):
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            if reply.chunk_delay:
+                await asyncio.sleep(reply.chunk_delay)
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response

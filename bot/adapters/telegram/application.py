@@ -1,0 +1,211 @@
+"""The bot in Telegram: python-telegram-bot's `Application` wired to the core, start to stop.
+
+Long polling by default, a webhook when configured. At start the token is checked (getMe) and
+the command menu published (setMyCommands). On stop, no new updates are taken, turns in
+progress get a bounded time to finish (their sessions are saved as each turn ends), and what
+is still running after that is cancelled, which also saves its session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import signal
+
+from telegram import BotCommand, Update
+from telegram.error import InvalidToken, NetworkError, TelegramError
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+
+from bot.adapters.telegram.access import AccessGate
+from bot.adapters.telegram.channel import TelegramChannel
+from bot.adapters.telegram.commands import StartCommand
+from bot.adapters.telegram.delivery import TelegramSender
+from bot.adapters.telegram.flood_control import FloodControl
+from bot.adapters.telegram.handlers import MessageHandlerFn, TelegramUpdateHandler
+from bot.adapters.telegram.http_transport import AiohttpRequest
+from bot.adapters.telegram.inbound import BotIdentity
+from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions
+from bot.adapters.telegram.ordering import ChatOrderedProcessor
+from bot.adapters.telegram.typing_indicator import TypingIndicators
+from bot.commands import CommandRegistry
+from bot.config import RuntimeConfigStore
+
+log = logging.getLogger(__name__)
+
+ALLOWED_UPDATES = [Update.MESSAGE]
+"""Edits, reactions, member changes... are not asked for, so Telegram does not send them."""
+CONNECTION_POOL_SIZE = 64
+"""Concurrent Bot API requests; more wait a moment for a free connection (pool time-out 10 s)."""
+_MENU_NAME = re.compile(r"[a-z0-9_]{1,32}")  # what Telegram accepts in the menu
+
+
+class StartupFailed(Exception):
+    """The bot cannot start; the message is one line for the operator."""
+
+
+class TelegramBot:
+    """A PTB `Application` whose updates become turns of the core."""
+
+    def __init__(
+        self,
+        handle: MessageHandlerFn,
+        config: RuntimeConfigStore,
+        commands: CommandRegistry,
+        options: TelegramOptions,
+    ) -> None:
+        self.options = options
+        self._commands = commands
+        self.processor = ChatOrderedProcessor()
+        self.application: Application = (
+            ApplicationBuilder()
+            .token(options.token)
+            .base_url(f"{options.api_url}/bot")
+            .base_file_url(f"{options.api_url}/file/bot")
+            .concurrent_updates(self.processor)
+            .rate_limiter(FloodControl())
+            .request(AiohttpRequest(connection_pool_size=CONNECTION_POOL_SIZE))
+            .get_updates_request(AiohttpRequest(connection_pool_size=1))
+            .build()
+        )
+        self.sender = TelegramSender(self.application.bot)
+        self.typing = TypingIndicators(self.sender, options.typing_interval_seconds)
+        self.channel = TelegramChannel(
+            self.sender, config, self.typing, options.edit_interval_seconds
+        )
+        self.handler = TelegramUpdateHandler(
+            handle,
+            self.channel,
+            self.sender,
+            self.typing,
+            AccessGate(options.refusal_cooldown_seconds),
+            config,
+        )
+        _keep_message_contents_out_of_logs()
+        self.application.add_handler(TypeHandler(Update, self.handler))
+        self.application.add_error_handler(_log_update_error)
+        StartCommand(config).register(commands)
+
+    async def start(self) -> None:
+        """Check the token, publish the menu, start taking updates. Raises `StartupFailed`."""
+        await self._initialize()
+        bot = self.application.bot
+        self.handler.me = BotIdentity(bot.id, bot.username)
+        await self._publish_menu()
+        await self.application.start()
+        updater = self.application.updater
+        assert updater is not None
+        webhook = self.options.webhook
+        try:
+            if webhook is None:
+                await updater.start_polling(
+                    timeout=self.options.poll_timeout_seconds,
+                    allowed_updates=ALLOWED_UPDATES,
+                    bootstrap_retries=self.options.start_attempts,
+                    error_callback=_log_polling_error,
+                )
+            else:
+                await updater.start_webhook(
+                    listen=webhook.listen,
+                    port=webhook.port,
+                    url_path=webhook.path,
+                    webhook_url=webhook.url,
+                    secret_token=webhook.secret,
+                    allowed_updates=ALLOWED_UPDATES,
+                    bootstrap_retries=self.options.start_attempts,
+                )
+        except TelegramError as exc:
+            await self.stop()
+            raise StartupFailed(f"Telegram: could not start receiving messages: {exc}") from None
+        mode = "long polling" if webhook is None else f"webhook on {webhook.listen}:{webhook.port}"
+        log.info("[Telegram] @%s is answering (%s)", bot.username, mode)
+
+    async def stop(self) -> None:
+        """Stop taking updates, let turns in progress finish (bounded), then close."""
+        app = self.application
+        if app.updater is not None and app.updater.running:
+            await app.updater.stop()
+        if app.running:
+            busy = self.processor.in_progress
+            if busy:
+                log.info("[Telegram] stopping: waiting for %d message(s) in progress", busy)
+            stopping = asyncio.create_task(app.stop())
+            await asyncio.wait({stopping}, timeout=self.options.shutdown_grace_seconds)
+            while not stopping.done():
+                cancelled = self.processor.cancel_all()
+                log.warning(
+                    "[Telegram] %d message(s) still in progress after %gs; cancelled",
+                    cancelled,
+                    self.options.shutdown_grace_seconds,
+                )
+                await asyncio.wait({stopping}, timeout=1.0)
+            await stopping
+        await app.shutdown()
+        log.info("[Telegram] stopped")
+
+    async def run_until_signalled(self) -> None:
+        """Start, answer until SIGINT or SIGTERM, then stop cleanly."""
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await self.start()
+            await stop.wait()
+            log.info("[Telegram] signal received, shutting down")
+            await self.stop()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    async def _initialize(self) -> None:
+        attempts = self.options.start_attempts
+        for attempt in range(1, attempts + 1):
+            try:
+                await self.application.initialize()
+                return
+            except InvalidToken:
+                await self.application.bot.shutdown()
+                raise StartupFailed(_bad_token_message(self.options.api_url)) from None
+            except NetworkError as exc:
+                if attempt == attempts:
+                    await self.application.bot.shutdown()
+                    raise StartupFailed(
+                        f"Telegram: cannot reach the Bot API at {self.options.api_url} "
+                        f"after {attempts} attempts: {exc}"
+                    ) from None
+                log.warning("[Telegram] Bot API not reachable (%s); retrying", exc)
+                await asyncio.sleep(min(2.0**attempt, 10.0))
+
+    async def _publish_menu(self) -> None:
+        menu = [
+            BotCommand(c.name, c.description)
+            for c in self._commands.menu()
+            if _MENU_NAME.fullmatch(c.name) and 1 <= len(c.description) <= 256
+        ]
+        try:
+            await self.application.bot.set_my_commands(menu)
+        except TelegramError as exc:  # the bot works without a menu; say so and go on
+            log.warning("[Telegram] could not publish the command menu: %s", exc)
+
+
+def _bad_token_message(api_url: str) -> str:
+    where = "" if api_url == TELEGRAM_API_URL else f" (or {api_url} is no Bot API server)"
+    return (
+        f"Telegram rejected the bot token{where}. Check TELEGRAM_BOT_TOKEN: get it from "
+        "@BotFather; it looks like 123456789:AAE..."
+    )
+
+
+def _keep_message_contents_out_of_logs() -> None:
+    """PTB logs whole updates and API calls at DEBUG, strangers' messages included: not here."""
+    level = max(logging.INFO, logging.getLogger().getEffectiveLevel())
+    logging.getLogger("telegram").setLevel(level)
+
+
+async def _log_update_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    log.error("[Telegram] handling an update failed: %s", context.error, exc_info=context.error)
+
+
+def _log_polling_error(error: TelegramError) -> None:
+    log.warning("[Telegram] getUpdates failed (%s); PTB retries with backoff", error)

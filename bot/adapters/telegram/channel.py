@@ -1,0 +1,62 @@
+"""`ChannelPort` for Telegram: formatted, split replies; streaming when the config says so."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+
+from bot.adapters.telegram.delivery import TelegramSender
+from bot.adapters.telegram.formatting import render_markdown
+from bot.adapters.telegram.streaming import TelegramReplyStream
+from bot.adapters.telegram.typing_indicator import TypingIndicators
+from bot.config import RuntimeConfigStore
+from bot.conversation import ChatAddress
+from bot.ports.channel import ReplyStream
+
+# In a group the reply quotes the message it answers. The update handler sets this for the
+# turn's task; the channel reads it, so the core's ports need not know Telegram message ids.
+_replying_to: ContextVar[tuple[str, int] | None] = ContextVar("telegram_reply_to", default=None)
+
+
+def reply_to_in_this_turn(address: ChatAddress, message_id: int | None) -> None:
+    """Make replies to `address` in the current task quote `message_id` (None: no quote)."""
+    _replying_to.set((address.session_key, message_id) if message_id else None)
+
+
+def _reply_target(address: ChatAddress) -> int | None:
+    target = _replying_to.get()
+    return target[1] if target and target[0] == address.session_key else None
+
+
+class TelegramChannel:
+    """Sends replies to Telegram chats and forum topics."""
+
+    name = "telegram"
+
+    def __init__(
+        self,
+        sender: TelegramSender,
+        config: RuntimeConfigStore,
+        typing: TypingIndicators,
+        edit_interval_seconds: float = 1.0,
+    ) -> None:
+        self._sender = sender
+        self._config = config
+        self._typing = typing
+        self._edit_interval = edit_interval_seconds
+
+    async def send(self, address: ChatAddress, text: str) -> None:
+        self._typing.stop(address)
+        reply_to = _reply_target(address)
+        for index, part in enumerate(render_markdown(text)):
+            await self._sender.send(address, part, reply_to=reply_to if index == 0 else None)
+
+    def open_stream(self, address: ChatAddress) -> ReplyStream | None:
+        if not self._config.current().telegram.streaming:
+            return None
+        return TelegramReplyStream(
+            self._sender,
+            address,
+            interval_seconds=self._edit_interval,
+            reply_to=_reply_target(address),
+            on_final=lambda: self._typing.stop(address),
+        )

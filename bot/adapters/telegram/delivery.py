@@ -1,0 +1,206 @@
+"""Sending, editing and deleting messages: retries, the plain-text fallback, readable failures.
+
+Every Telegram error is handled here, so the channel and the stream above deal in three
+outcomes only: done, the message is gone (edit), or `DeliveryFailed`. Network errors and 5xx
+answers are retried with backoff; flood waits are retried by `FloodControl` underneath.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from telegram import Bot, Message, ReplyParameters
+from telegram import MessageEntity as TelegramEntity
+from telegram.constants import ChatAction
+from telegram.error import BadRequest, NetworkError, TelegramError
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from bot.adapters.telegram.flood_control import FloodControl
+from bot.adapters.telegram.formatting import without_formatting
+from bot.adapters.telegram.splitting import MessagePart
+from bot.conversation import ChatAddress
+from bot.ports.channel import DeliveryFailed
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+NO_FLOOD_RETRY = 0
+"""`rate_limit_args` for requests better skipped than sent late (previews, typing)."""
+
+
+def chat_id(address: ChatAddress) -> int:
+    return int(address.chat_id)
+
+
+def thread_id(address: ChatAddress) -> int | None:
+    return int(address.thread_id) if address.thread_id else None
+
+
+def _is_transient(error: BaseException) -> bool:
+    """Network trouble and 5xx answers (PTB raises both as NetworkError; BadRequest is final)."""
+    return isinstance(error, NetworkError) and not isinstance(error, BadRequest)
+
+
+def _rejects_entities(error: BadRequest) -> bool:
+    text = error.message.lower()
+    return "entit" in text or "can't parse" in text
+
+
+def _is_not_modified(error: BadRequest) -> bool:
+    return "message is not modified" in error.message.lower()
+
+
+def _is_gone(error: BadRequest) -> bool:
+    text = error.message.lower()
+    return "message to edit not found" in text or "message can't be edited" in text
+
+
+def _entities(part: MessagePart) -> list[TelegramEntity] | None:
+    if not part.entities:
+        return None
+    return [
+        TelegramEntity(
+            type=e.type,
+            offset=e.offset,
+            length=e.length,
+            url=e.url,
+            language=e.language,
+            custom_emoji_id=e.custom_emoji_id,
+        )
+        for e in part.entities
+    ]
+
+
+class TelegramSender:
+    """Delivers message parts through a PTB `Bot`, never letting a Telegram error escape."""
+
+    def __init__(self, bot: Bot, attempts: int = 4, backoff_seconds: float = 0.5) -> None:
+        self._bot = bot
+        self._attempts = attempts
+        self._backoff = backoff_seconds
+
+    async def send(
+        self,
+        address: ChatAddress,
+        part: MessagePart,
+        reply_to: int | None = None,
+        preview: bool = False,
+    ) -> int:
+        """Send `part`; its message id. A preview is tried once, a reply until retries run out."""
+
+        async def attempt(shown: MessagePart) -> Message:
+            return await self._bot.send_message(
+                chat_id=chat_id(address),
+                text=shown.text,
+                entities=_entities(shown),
+                message_thread_id=thread_id(address),
+                reply_parameters=(
+                    ReplyParameters(reply_to, allow_sending_without_reply=True)
+                    if reply_to
+                    else None
+                ),
+                rate_limit_args=NO_FLOOD_RETRY if preview else None,
+            )
+
+        message = await self._formatted_or_plain("sendMessage", address, part, attempt, preview)
+        return message.message_id
+
+    async def edit(
+        self, address: ChatAddress, message_id: int, part: MessagePart, preview: bool = False
+    ) -> bool:
+        """Show `part` in message `message_id`; False when that message is gone."""
+
+        async def attempt(shown: MessagePart) -> bool:
+            try:
+                await self._bot.edit_message_text(
+                    text=shown.text,
+                    chat_id=chat_id(address),
+                    message_id=message_id,
+                    entities=_entities(shown),
+                    rate_limit_args=NO_FLOOD_RETRY if preview else None,
+                )
+            except BadRequest as exc:
+                if _is_not_modified(exc):
+                    return True
+                if _is_gone(exc):
+                    log.info("[Telegram] message %s to edit is gone", message_id)
+                    return False
+                raise
+            return True
+
+        return await self._formatted_or_plain("editMessageText", address, part, attempt, preview)
+
+    async def delete(self, address: ChatAddress, message_id: int) -> None:
+        """Delete a message the bot sent; failure is only logged (it is tidying up)."""
+        try:
+            await self._retrying(lambda: self._bot.delete_message(chat_id(address), message_id))
+        except TelegramError as exc:
+            log.warning("[Telegram] could not delete message %s: %s", message_id, exc)
+
+    def paused_for(self, address: ChatAddress) -> float:
+        """Seconds Telegram asked us to wait before writing to this chat again."""
+        limiter = getattr(self._bot, "rate_limiter", None)
+        return limiter.paused_for(address.chat_id) if isinstance(limiter, FloodControl) else 0.0
+
+    async def typing(self, address: ChatAddress) -> None:
+        """Show "typing…" for about five seconds; a failure only costs the indicator."""
+        try:
+            await self._bot.send_chat_action(
+                chat_id=chat_id(address),
+                action=ChatAction.TYPING,
+                message_thread_id=thread_id(address),
+                rate_limit_args=NO_FLOOD_RETRY,
+            )
+        except TelegramError as exc:
+            log.debug("[Telegram] typing indicator for chat %s failed: %s", address.chat_id, exc)
+
+    async def _formatted_or_plain(
+        self,
+        method: str,
+        address: ChatAddress,
+        part: MessagePart,
+        attempt: Callable[[MessagePart], Awaitable[T]],
+        preview: bool,
+    ) -> T:
+        try:
+            try:
+                return await self._retrying(lambda: attempt(part), once=preview)
+            except BadRequest as exc:
+                if not part.entities or not _rejects_entities(exc):
+                    raise
+                log.warning(
+                    "[Telegram] %s: Telegram rejected the formatting (%s); resending as plain text",
+                    method,
+                    exc.message,
+                )
+                plain = without_formatting(part)
+                return await self._retrying(lambda: attempt(plain), once=preview)
+        except TelegramError as exc:
+            level = logging.DEBUG if preview else logging.WARNING
+            log.log(level, "[Telegram] %s to chat %s failed: %s", method, address.chat_id, exc)
+            raise DeliveryFailed(f"{method} to chat {address.chat_id} failed: {exc}") from exc
+
+    async def _retrying(self, call: Callable[[], Awaitable[T]], once: bool = False) -> T:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(1 if once else self._attempts),
+            wait=wait_exponential(multiplier=self._backoff, max=8),
+            retry=retry_if_exception(_is_transient),
+            reraise=True,
+            before_sleep=_log_retry,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await call()
+        raise AssertionError("tenacity reraises the last error")
+
+
+def _log_retry(state) -> None:  # type: ignore[no-untyped-def]
+    error = state.outcome.exception() if state.outcome else None
+    log.warning("[Telegram] request failed (%s), retry %d", error, state.attempt_number)

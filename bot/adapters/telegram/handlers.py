@@ -1,0 +1,130 @@
+"""The PTB callback for every update: filter, check access, then hand the message to the core."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from telegram import Update
+from telegram.ext import ContextTypes
+
+from bot.adapters.telegram.access import AccessGate, Admission, Verdict
+from bot.adapters.telegram.channel import TelegramChannel, reply_to_in_this_turn
+from bot.adapters.telegram.delivery import TelegramSender
+from bot.adapters.telegram.formatting import plain_parts
+from bot.adapters.telegram.inbound import BotIdentity, Inbound, read_update
+from bot.adapters.telegram.typing_indicator import TypingIndicators
+from bot.commands import parse_command
+from bot.config import RuntimeConfigStore
+from bot.conversation import IncomingMessage
+from bot.ports.channel import ChannelPort, DeliveryFailed
+
+log = logging.getLogger(__name__)
+
+MessageHandlerFn = Callable[[IncomingMessage, ChannelPort], Awaitable[None]]
+
+ATTACHMENT_ONLY = (
+    "I can only read text, so this {kind} is lost on me. Please write your message as text; "
+    "a caption on a photo or a file is read as text too."
+)
+ATTACHMENT_NOTE = "\n\n(Attached: a {kind}, which the bot cannot open.)"
+EMPTY_MENTION = "Yes? Write your question in the same message as the mention."
+
+
+def refusal_text(user_id: int) -> str:
+    return (
+        "Sorry, this is a private assistant and you are not on its list of users. "
+        f"If you know its owner, send them your Telegram user id: {user_id}"
+    )
+
+
+def slow_down_text(admission: Admission) -> str:
+    return (
+        f"You are sending messages faster than I take them ({admission.limit_per_minute} a "
+        f"minute), so I skipped this one. Please send it again in {admission.retry_in_seconds} "
+        "seconds; messages sent before then are skipped too."
+    )
+
+
+class TelegramUpdateHandler:
+    """Turns an update into a turn of the core, or into a short reply, or into nothing."""
+
+    def __init__(
+        self,
+        handle: MessageHandlerFn,
+        channel: TelegramChannel,
+        sender: TelegramSender,
+        typing: TypingIndicators,
+        gate: AccessGate,
+        config: RuntimeConfigStore,
+    ) -> None:
+        self._handle = handle
+        self._channel = channel
+        self._sender = sender
+        self._typing = typing
+        self._gate = gate
+        self._config = config
+        self.me: BotIdentity | None = None
+        """Set once getMe has answered, before the first update arrives."""
+
+    async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert self.me is not None, "the bot identity is set at start-up"
+        config = self._config.current()
+        inbound = read_update(update, self.me, config.telegram.require_mention_in_groups)
+        if inbound is None:
+            return
+        admission = self._gate.admit(inbound.user_id, inbound.sent_at.timestamp(), config)
+        if admission.verdict is not Verdict.ALLOW:
+            await self._turn_away(inbound, admission)
+            return
+        if inbound.attachment and not inbound.text:
+            await self._reply(inbound, ATTACHMENT_ONLY.format(kind=_spoken(inbound.attachment)))
+            return
+        if not inbound.text:
+            await self._reply(inbound, EMPTY_MENTION)
+            return
+        await self._run_turn(inbound)
+
+    async def _run_turn(self, inbound: Inbound) -> None:
+        text = inbound.text
+        if inbound.attachment:
+            text += ATTACHMENT_NOTE.format(kind=_spoken(inbound.attachment))
+        message = IncomingMessage(
+            address=inbound.address,
+            user_id=str(inbound.user_id),
+            text=text,
+            received_at=inbound.sent_at,
+            user_name=inbound.user_name,
+        )
+        reply_to_in_this_turn(inbound.address, inbound.message_id if inbound.in_group else None)
+        if parse_command(message) is None:
+            self._typing.start(inbound.address)
+        try:
+            await self._handle(message, self._channel)
+        finally:
+            self._typing.stop(inbound.address)
+
+    async def _turn_away(self, inbound: Inbound, admission: Admission) -> None:
+        if admission.verdict is Verdict.REFUSE:
+            # Strangers: their id and the time (in the log line's stamp), nothing else.
+            log.info("[Telegram] refused user %s: not in telegram.allowedUsers", inbound.user_id)
+            await self._reply(inbound, refusal_text(inbound.user_id))
+        elif admission.verdict is Verdict.SLOW_DOWN:
+            log.info(
+                "[Telegram] user %s is over %d messages a minute",
+                inbound.user_id,
+                admission.limit_per_minute,
+            )
+            await self._reply(inbound, slow_down_text(admission))
+
+    async def _reply(self, inbound: Inbound, text: str) -> None:
+        reply_to = inbound.message_id if inbound.in_group else None
+        try:
+            for part in plain_parts(text):
+                await self._sender.send(inbound.address, part, reply_to=reply_to)
+        except DeliveryFailed as exc:
+            log.warning("[Telegram] could not answer user %s: %s", inbound.user_id, exc)
+
+
+def _spoken(kind: str) -> str:
+    return kind.replace("_", " ")

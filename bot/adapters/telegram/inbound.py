@@ -1,0 +1,127 @@
+"""What an update asks of the bot: a text turn, an attachment it cannot read, or nothing.
+
+Only the bot's own business passes: edited messages, messages of other bots, commands meant
+for another bot and, in groups, messages that neither mention the bot nor reply to it (when
+the config asks for a mention) are ignored here, before any access check or reply.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from telegram import Message, MessageEntity, Update
+from telegram.constants import ChatType
+
+from bot.conversation import ChatAddress
+
+CHANNEL = "telegram"
+ATTACHMENT_KINDS = (
+    "photo",
+    "sticker",
+    "voice",
+    "audio",
+    "video",
+    "video_note",
+    "animation",
+    "document",
+    "location",
+    "venue",
+    "contact",
+    "poll",
+    "dice",
+    "story",
+)
+_COMMAND_TARGET = re.compile(r"^/[A-Za-z0-9_]{1,32}@([A-Za-z0-9_]+)")
+# JSON may carry half an emoji ("\ud83d" alone); such text cannot be saved or sent on as UTF-8.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    """Who the bot is in Telegram, from getMe: needed to tell mentions and replies to it."""
+
+    id: int
+    username: str
+
+
+@dataclass(frozen=True)
+class Inbound:
+    """A message for the bot, reduced to what the rest of the channel needs."""
+
+    address: ChatAddress
+    user_id: int
+    message_id: int
+    sent_at: datetime
+    text: str
+    """The text or caption, the bot's @mention removed; may be empty."""
+    attachment: str | None
+    """What else came with it (`photo`, `voice`...), which the bot cannot read."""
+    in_group: bool
+    user_name: str | None = None
+
+
+def address_of(message: Message) -> ChatAddress:
+    """Chat and, in a forum, topic: each topic is a session of its own."""
+    thread = message.message_thread_id if message.is_topic_message else None
+    return ChatAddress(CHANNEL, str(message.chat.id), str(thread) if thread else None)
+
+
+def chat_key(update: object) -> str | None:
+    """The session key an update belongs to, for per-chat ordering; None when it has none."""
+    if isinstance(update, Update) and update.effective_message is not None:
+        return address_of(update.effective_message).session_key
+    return None
+
+
+def read_update(update: Update, me: BotIdentity, require_mention: bool) -> Inbound | None:
+    """The message for the bot in `update`, or None when the bot should stay quiet."""
+    message = update.message  # edited messages, channel posts and the rest stay unanswered
+    if message is None or message.from_user is None or message.from_user.is_bot:
+        return None
+    chat_type = message.chat.type
+    if chat_type not in (ChatType.PRIVATE, ChatType.GROUP, ChatType.SUPERGROUP):
+        return None
+    text = _LONE_SURROGATE.sub("\ufffd", message.text or message.caption or "")
+    target = _COMMAND_TARGET.match(text)
+    if target and target.group(1).lower() != me.username.lower():
+        return None  # `/help@OtherBot`
+    in_group = chat_type != ChatType.PRIVATE
+    if in_group and require_mention and not _addresses_bot(message, text, me):
+        return None
+    return Inbound(
+        address=address_of(message),
+        user_id=message.from_user.id,
+        message_id=message.message_id,
+        sent_at=message.date,
+        text=_without_mention(text, me) if in_group else text.strip(),
+        attachment=next((kind for kind in ATTACHMENT_KINDS if getattr(message, kind, None)), None),
+        in_group=in_group,
+        user_name=message.from_user.first_name,
+    )
+
+
+def _addresses_bot(message: Message, text: str, me: BotIdentity) -> bool:
+    """A command, an @mention of the bot, or a reply to one of its messages."""
+    if text.startswith("/"):
+        return True  # bare or `@ThisBot`; `@OtherBot` was dropped before
+    entities = message.parse_entities() or message.parse_caption_entities()
+    for entity, value in entities.items():
+        if entity.type == MessageEntity.MENTION and value[1:].lower() == me.username.lower():
+            return True
+        if entity.type == MessageEntity.TEXT_MENTION and entity.user and entity.user.id == me.id:
+            return True
+    replied = message.reply_to_message
+    # In a forum every message "replies" to its topic's first message; that is no reply to us.
+    return bool(
+        replied is not None
+        and replied.from_user is not None
+        and replied.from_user.id == me.id
+        and replied.forum_topic_created is None
+    )
+
+
+def _without_mention(text: str, me: BotIdentity) -> str:
+    mention = re.compile(rf"[ \t]?@{re.escape(me.username)}\b", re.IGNORECASE)
+    return mention.sub("", text).strip()

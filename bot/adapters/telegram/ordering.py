@@ -1,0 +1,73 @@
+"""PTB update processing with per-chat order: one update of a chat at a time, chats in parallel.
+
+PTB's `concurrent_updates` runs each update as its own task. Those tasks start in arrival
+order and reach `do_process_update` without yielding (PTB's semaphore is FIFO too), where the
+update takes its place in its chat's FIFO lock before anything is awaited. So the updates of
+one chat are handled in the order Telegram delivered them, while a slow turn in one chat
+never holds up another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from telegram.ext import BaseUpdateProcessor
+
+from bot.adapters.telegram.inbound import chat_key
+from bot.chat_locks import ChatLocks
+
+DEFAULT_MAX_CONCURRENT_UPDATES = 1024
+"""Updates in progress or queued behind their chat; the rest wait in PTB's update queue."""
+
+
+class ChatOrderedProcessor(BaseUpdateProcessor):
+    """Serialises updates per chat (and forum topic); different chats run concurrently."""
+
+    def __init__(
+        self,
+        max_concurrent_updates: int = DEFAULT_MAX_CONCURRENT_UPDATES,
+        key_of: Callable[[object], str | None] = chat_key,
+    ) -> None:
+        super().__init__(max_concurrent_updates)
+        self._key_of = key_of
+        self._locks = ChatLocks()
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def in_progress(self) -> int:
+        """Updates being handled or waiting for their chat."""
+        return len(self._tasks)
+
+    def cancel_all(self) -> int:
+        """Cancel every update still in progress (shutdown after the grace period)."""
+        for task in self._tasks:
+            task.cancel()
+        return len(self._tasks)
+
+    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        started = False
+        try:
+            key = self._key_of(update)
+            if key is None:
+                started = True
+                await coroutine
+                return
+            async with self._locks.hold(key):
+                started = True
+                await coroutine
+        finally:
+            self._tasks.discard(task)
+            if not started and inspect.iscoroutine(coroutine):
+                coroutine.close()  # cancelled while queued: never run, so never awaited
+
+    async def initialize(self) -> None:
+        """Nothing to set up."""
+
+    async def shutdown(self) -> None:
+        """Nothing to release; `cancel_all` is the caller's decision."""

@@ -1,0 +1,479 @@
+"""The real PTB Application of the bot against the emulated Bot API and a fake OpenAI server."""
+
+import asyncio
+import itertools
+import json
+import logging
+import socket
+import time
+from urllib.parse import unquote
+
+import aiohttp
+import pytest
+
+from bot.adapters.telegram import TelegramOptions, WebhookOptions
+from bot.app import BotApp
+from bot.storage.sessions import JsonSessionStore
+from tests.conftest import edit_runtime_config
+from tests.fakes.openai_server import FakeOpenAiServer, Reply, echo_responder
+from tests.fakes.telegram_server import Chat, FakeTelegramServer, User, utf16_len
+
+pytestmark = pytest.mark.e2e
+
+ALICE = User(1001, "Alice", "alice")
+BOB = User(1002, "Bob", "bob")
+EVE = User(6666, "Zorblax", "zorblax_stranger")
+GROUP = Chat.group(-100_123, "Friends")
+FAST = {
+    "edit_interval_seconds": 0.3,
+    "typing_interval_seconds": 0.3,
+    "poll_timeout_seconds": 1.0,
+    "shutdown_grace_seconds": 5.0,
+}
+
+
+@pytest.fixture
+def telegram():
+    with FakeTelegramServer() as server:
+        yield server
+
+
+@pytest.fixture
+def fake_llm():
+    with FakeOpenAiServer() as server:
+        yield server
+
+
+@pytest.fixture
+async def start_bot(settings, telegram, fake_llm):
+    """Start the bot as `python -m bot` would, with short intervals; stopped after the test."""
+    running: list[tuple[BotApp, object]] = []
+
+    async def start(allowed=(ALICE.id, BOB.id), **options):
+        edit_runtime_config(settings.runtime_config_path, telegram={"allowedUsers": list(allowed)})
+        settings.openai_base_url = fake_llm.base_url
+        app = BotApp.build(settings)
+        bot = app.telegram_bot(
+            TelegramOptions(token=telegram.token, api_url=telegram.api_url, **{**FAST, **options})
+        )
+        await bot.start()
+        running.append((app, bot))
+        return bot
+
+    yield start
+    for app, bot in reversed(running):
+        await bot.stop()
+        await app.aclose()
+
+
+async def replies(telegram, chat_id, count=1, within=15.0, thread_id=None):
+    """The bot's messages in a chat once there are `count` of them."""
+    kwargs = {} if thread_id is None else {"thread_id": thread_id}
+    await telegram.wait_for(lambda: len(telegram.messages(chat_id, **kwargs)) >= count, within)
+    return telegram.messages(chat_id, **kwargs)
+
+
+def visible(text: str) -> str:
+    return "".join(text.split())
+
+
+def sessions(settings) -> list[str]:
+    """Session keys with a file on disk."""
+    return sorted(unquote(p.stem) for p in (settings.data_dir / "sessions").glob("*.json"))
+
+
+def saved_session(settings, key: str) -> dict:
+    store = JsonSessionStore(settings.data_dir / "sessions")
+    return json.loads(store.path_for(key).read_text())
+
+
+async def test_start_greets_publishes_the_menu_and_calls_no_llm(start_bot, telegram, fake_llm):
+    await start_bot()
+    assert {c["command"] for c in telegram.commands} == {
+        "start", "help", "new", "status", "memory", "forget", "remember"
+    }  # fmt: skip
+    telegram.send_text(ALICE, "/start")
+    (greeting,) = await replies(telegram, ALICE.id)
+    assert greeting.text.startswith("Hi Alice! I'm your assistant")
+    assert "/help" in greeting.text and "remember" in greeting.text
+    telegram.send_text(ALICE, "/help")
+    help_text = (await replies(telegram, ALICE.id, 2))[1].text
+    for command in ("/start", "/help", "/new", "/status", "/memory", "/forget", "/remember"):
+        assert command in help_text
+    telegram.send_text(ALICE, "/teleport")
+    assert "Unknown command /teleport" in (await replies(telegram, ALICE.id, 3))[2].text
+    assert fake_llm.requests == []
+
+
+async def test_a_turn_shows_typing_and_replies_formatted(start_bot, telegram, fake_llm, settings):
+    await start_bot()
+    fake_llm.script(Reply(text="Here is **bold** and `code`.", delay=0.8))
+    telegram.send_text(ALICE, "show me formatting")
+    (reply,) = await replies(telegram, ALICE.id)
+    assert reply.text == "Here is bold and code."
+    assert {(e["type"], e["offset"], e["length"]) for e in reply.entities} == {
+        ("bold", 8, 4),
+        ("code", 17, 4),
+    }
+    typing = telegram.chat_actions(ALICE.id)
+    assert len(typing) >= 2, "typing is refreshed while the LLM works"
+    assert all(call.params["action"] == "typing" for call in typing)
+    assert typing[0].at < reply.sent_at
+    assert fake_llm.requests[0]["messages"][-1]["content"] == "show me formatting"
+    assert sessions(settings) == [f"telegram:{ALICE.id}"]
+
+
+async def test_streaming_edits_one_message_about_once_per_interval(start_bot, telegram, fake_llm):
+    await start_bot(edit_interval_seconds=0.4)
+    answer = " ".join(f"word{i}" for i in range(80)) + "\n\n**The end.**"
+    fake_llm.script(Reply(text=answer, chunk_delay=0.04))  # about 2.6 s of streaming
+    telegram.send_text(ALICE, "tell me a story")
+    await telegram.wait_for(lambda: any(m.text.endswith("The end.") for m in telegram.messages()))
+    (message,) = telegram.messages(ALICE.id)
+    assert message.edits >= 3, "the answer appeared while it was written"
+    final_words = message.text.split()
+    for shown in message.history:
+        # A preview may end in a half word, or show `**` whose closing pair has not come yet.
+        words = shown.replace("*", "").split()[:-1]
+        assert final_words[: len(words)] == words, "each preview is the start of the answer"
+    assert message.text.endswith("word79\n\nThe end.")
+    assert message.entity_texts("bold") == ["The end."], "the final edit is formatted"
+    writes = [c.at for c in telegram.calls() if c.method in ("sendMessage", "editMessageText")]
+    gaps = [b - a for a, b in itertools.pairwise(writes)][:-1]
+    assert all(gap >= 0.35 for gap in gaps), f"previews throttled, got gaps {gaps}"
+
+
+async def test_streaming_off_sends_parts_when_complete(start_bot, telegram, fake_llm, settings):
+    await start_bot()
+    edit_runtime_config(settings.runtime_config_path, telegram={"streaming": False})
+    paragraphs = [f"Part {i}. " + "🙂 emoji and words " * 60 for i in range(8)]
+    fake_llm.script(Reply(text="\n\n".join(paragraphs), chunk_delay=0.001))
+    telegram.send_text(ALICE, "a long answer please")
+    messages = await replies(telegram, ALICE.id, 3)
+    await asyncio.sleep(0.3)
+    assert telegram.calls("editMessageText") == []
+    messages = telegram.messages(ALICE.id)
+    assert all(utf16_len(m.text) <= 4096 for m in messages)
+    assert visible("".join(m.text for m in messages)) == visible("".join(paragraphs))
+    assert "stream" not in fake_llm.requests[0] or not fake_llm.requests[0]["stream"]
+
+
+async def test_reply_over_4096_characters_arrives_whole_in_parts(start_bot, telegram, fake_llm):
+    await start_bot()
+    code = "\n".join(f"line_{i} = {i} * 2  # 😀" for i in range(400))
+    answer = f"Here you go:\n\n```python\n{code}\n```\n\nThat's all."
+    fake_llm.script(Reply(text=answer, chunk_delay=0.0005))
+    telegram.send_text(ALICE, "write code")
+    await telegram.wait_for(lambda: any("That's all." in m.text for m in telegram.messages()))
+    await asyncio.sleep(0.2)
+    messages = telegram.messages(ALICE.id)
+    assert len(messages) >= 3
+    assert all(utf16_len(m.text) <= 4096 for m in messages)
+    shown_code = "\n".join(block for m in messages for block in m.entity_texts("pre"))
+    assert visible(shown_code) == visible(code), "no line lost or cut"
+    assert messages[-1].text.endswith("That's all.")
+
+
+async def test_stranger_is_refused_once_without_llm_call_or_storage(
+    start_bot, telegram, fake_llm, settings, caplog
+):
+    await start_bot()
+    with caplog.at_level(logging.DEBUG):
+        telegram.send_text(EVE, "my secret plans for today")
+        (refusal,) = await replies(telegram, EVE.id)
+        telegram.send_text(EVE, "hello??")
+        telegram.send_text(ALICE, "hi")  # a later message, to know the stranger's was handled
+        await replies(telegram, ALICE.id)
+    assert str(EVE.id) in refusal.text and "not on its list" in refusal.text
+    assert len(telegram.messages(EVE.id)) == 1, "told once per cooldown"
+    assert telegram.chat_actions(EVE.id) == []
+    assert [r["messages"][-1]["content"] for r in fake_llm.requests] == ["hi"]
+    assert sessions(settings) == [f"telegram:{ALICE.id}"]
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    for private in ("secret plans", "hello??", "Zorblax", "zorblax_stranger"):
+        assert private not in logged, f"{private!r} was logged"
+
+
+async def test_new_starts_a_fresh_session(start_bot, telegram, fake_llm, settings):
+    await start_bot()
+    telegram.send_text(ALICE, "remember the number 7")
+    await replies(telegram, ALICE.id)
+    telegram.send_text(ALICE, "/new")
+    assert "fresh conversation" in (await replies(telegram, ALICE.id, 2))[1].text
+    telegram.send_text(ALICE, "what number?")
+    await replies(telegram, ALICE.id, 3)
+    assert [m["role"] for m in fake_llm.requests[-1]["messages"]] == ["system", "user"]
+    assert len(list((settings.data_dir / "sessions" / "archive").glob("*.json"))) == 1
+
+
+async def test_group_answers_only_mentions_and_replies(start_bot, telegram, fake_llm, settings):
+    await start_bot()
+    telegram.send_text(ALICE, "talking among ourselves", chat=GROUP)
+    telegram.send_text(ALICE, "/help@SomeOtherBot", chat=GROUP)
+    asked = telegram.send_text(ALICE, f"@{telegram.bot.username} what is 2+2?", chat=GROUP)
+    (answer,) = await replies(telegram, GROUP.id)
+    assert answer.text == "echo: what is 2+2?"
+    assert answer.reply_to == asked, "in a group the reply quotes the question"
+    telegram.send_text(BOB, "and 3+3?", chat=GROUP, reply_to=answer.message_id)
+    assert (await replies(telegram, GROUP.id, 2))[1].text == "echo: and 3+3?"
+    telegram.send_text(EVE, f"@{telegram.bot.username} me too", chat=GROUP)
+    refusal = (await replies(telegram, GROUP.id, 3))[2]
+    assert str(EVE.id) in refusal.text, "the allowlist applies to the sender"
+
+    edit_runtime_config(settings.runtime_config_path, telegram={"requireMentionInGroups": False})
+    telegram.send_text(ALICE, "no mention needed now", chat=GROUP)
+    assert (await replies(telegram, GROUP.id, 4))[3].text == "echo: no mention needed now"
+    asked_texts = [r["messages"][-1]["content"] for r in fake_llm.requests]
+    assert asked_texts == ["what is 2+2?", "and 3+3?", "no mention needed now"]
+
+
+async def test_forum_topics_are_separate_sessions(start_bot, telegram, fake_llm, settings):
+    await start_bot()
+    forum = Chat.group(-100_999, "Forum", forum=True)
+    trips = telegram.create_topic(forum, "Trips", creator=ALICE)
+    books = telegram.create_topic(forum, "Books", creator=ALICE)
+    mention = f"@{telegram.bot.username}"
+    telegram.send_text(ALICE, f"{mention} plan Rome", chat=forum, thread_id=trips)
+    await replies(telegram, forum.id, thread_id=trips)
+    telegram.send_text(ALICE, f"{mention} recommend a novel", chat=forum, thread_id=books)
+    (in_books,) = await replies(telegram, forum.id, thread_id=books)
+    assert in_books.text == "echo: recommend a novel"
+    assert [m["role"] for m in fake_llm.requests[-1]["messages"]] == ["system", "user"]
+    assert sessions(settings) == sorted(
+        [f"telegram:{forum.id}:{trips}", f"telegram:{forum.id}:{books}"]
+    )
+
+
+async def test_one_slow_chat_does_not_block_another(start_bot, telegram, fake_llm):
+    def responder(body):
+        question = body["messages"][-1]["content"]
+        return Reply(text=f"echo: {question}", delay=3.0 if question == "slow" else 0.0)
+
+    fake_llm.responder = responder
+    await start_bot()
+    telegram.send_text(ALICE, "slow")
+    await telegram.wait_for(lambda: len(fake_llm.requests) == 1)
+    started = time.monotonic()
+    telegram.send_text(BOB, "fast")
+    await replies(telegram, BOB.id)
+    assert time.monotonic() - started < 2.0
+    assert telegram.messages(ALICE.id) == [], "the slow chat is still working"
+    await replies(telegram, ALICE.id)
+
+
+async def test_messages_of_one_chat_are_answered_in_order(start_bot, telegram, fake_llm):
+    def responder(body):
+        question = body["messages"][-1]["content"]
+        number = int(question.split()[-1])
+        return Reply(text=f"echo: {question}", delay=0.05 * (5 - number))
+
+    fake_llm.responder = responder
+    await start_bot()
+    for number in range(5):
+        telegram.send_text(ALICE, f"message {number}")
+    messages = await replies(telegram, ALICE.id, 5)
+    assert [m.text for m in messages] == [f"echo: message {n}" for n in range(5)]
+    history = [m["content"] for m in fake_llm.requests[-1]["messages"][1:]]
+    assert history == [x for n in range(5) for x in (f"message {n}", f"echo: message {n}")][:-1]
+
+
+async def test_rate_limit_replies_politely_with_when_to_retry(
+    start_bot, telegram, fake_llm, settings
+):
+    edit_runtime_config(settings.runtime_config_path, rateLimit={"messagesPerMinute": 2})
+    await start_bot()
+    for number in range(4):
+        telegram.send_text(ALICE, f"message {number}")
+    messages = await replies(telegram, ALICE.id, 3)
+    await asyncio.sleep(0.5)
+    texts = [m.text for m in telegram.messages(ALICE.id)]
+    assert texts[:2] == ["echo: message 0", "echo: message 1"]
+    assert len(texts) == 3, "one notice, not one per skipped message"
+    assert "2 a minute" in texts[2] and "again in" in texts[2]
+    seconds = int(texts[2].split("again in ")[1].split()[0])
+    assert 50 <= seconds <= 60
+    assert len(fake_llm.requests) == 2
+    del messages
+
+
+async def test_allowlist_edits_apply_to_the_next_message(start_bot, telegram, fake_llm, settings):
+    await start_bot(refusal_cooldown_seconds=0)
+    telegram.send_text(EVE, "knock knock")
+    await replies(telegram, EVE.id)
+    edit_runtime_config(settings.runtime_config_path, telegram={"allowedUsers": [EVE.id]})
+    telegram.send_text(EVE, "let me in")
+    assert (await replies(telegram, EVE.id, 2))[1].text == "echo: let me in"
+    edit_runtime_config(settings.runtime_config_path, telegram={"allowedUsers": []})
+    telegram.send_text(EVE, "still here?")
+    assert str(EVE.id) in (await replies(telegram, EVE.id, 3))[2].text
+    assert len(fake_llm.requests) == 1
+
+
+async def test_rejected_formatting_is_resent_as_plain_text(start_bot, telegram, fake_llm, caplog):
+    telegram.reject_entities(lambda entities: any(e["type"] == "bold" for e in entities))
+    await start_bot()
+    fake_llm.script(Reply(text="A **bold** claim with [a link](https://example.org)."))
+    telegram.send_text(ALICE, "say something bold")
+    (message,) = await replies(telegram, ALICE.id)
+    assert message.text == "A bold claim with a link (https://example.org)."
+    assert message.entities == []
+    assert "resending as plain text" in caplog.text
+
+
+async def test_attachments_get_a_short_answer_and_captions_are_read(start_bot, telegram, fake_llm):
+    await start_bot()
+    telegram.send_media(ALICE, "photo")
+    assert "only read text" in (await replies(telegram, ALICE.id))[0].text
+    telegram.send_media(ALICE, "voice")
+    assert "voice" in (await replies(telegram, ALICE.id, 2))[1].text
+    telegram.send_media(ALICE, "document", caption="summarise this please")
+    await replies(telegram, ALICE.id, 3)
+    question = fake_llm.requests[0]["messages"][-1]["content"]
+    assert question.startswith("summarise this please") and "document" in question
+    first = telegram.send_text(ALICE, "typo heer")
+    telegram.edit_text(ALICE, first, "typo here")
+    await replies(telegram, ALICE.id, 4)
+    await asyncio.sleep(0.3)
+    assert len(telegram.messages(ALICE.id)) == 4, "an edit is ignored quietly"
+    assert telegram.calls("getUpdates")[0].params["allowed_updates"] == ["message"]
+
+
+async def test_flood_wait_on_a_reply_is_waited_out_exactly(start_bot, telegram, fake_llm):
+    await start_bot()
+    telegram.flood_wait("sendMessage", retry_after=2)
+    telegram.send_text(ALICE, "hello")
+    (message,) = await replies(telegram, ALICE.id)
+    attempts = telegram.calls("sendMessage")
+    assert [a.status for a in attempts] == [429, 200]
+    assert 2.0 <= attempts[1].at - attempts[0].at < 3.0
+    assert message.text == "echo: hello"
+
+
+async def test_flood_wait_during_streaming_delays_the_next_edit(start_bot, telegram, fake_llm):
+    await start_bot(edit_interval_seconds=0.3)
+    fake_llm.script(Reply(text=" ".join(f"w{i}" for i in range(60)), chunk_delay=0.05))
+    telegram.flood_wait("editMessageText", retry_after=1)
+    telegram.send_text(ALICE, "stream please")
+    await telegram.wait_for(lambda: any("w59" in m.text for m in telegram.messages()))
+    edits = telegram.calls("editMessageText")
+    assert edits[0].status == 429
+    assert edits[1].at - edits[0].at >= 1.0, "nothing is sent to the chat during the wait"
+
+
+async def test_bot_api_5xx_and_lost_edits_are_retried_or_resent(start_bot, telegram, fake_llm):
+    await start_bot()
+    telegram.fail("sendMessage", 502, times=2)
+    telegram.send_text(ALICE, "one")
+    assert (await replies(telegram, ALICE.id))[0].text == "echo: one"
+    assert [c.status for c in telegram.calls("sendMessage")] == [502, 502, 200]
+
+    fake_llm.script(Reply(text=" ".join(f"w{i}" for i in range(40)), chunk_delay=0.04))
+    telegram.fail("editMessageText", 400, "Bad Request: message to edit not found", times=10)
+    telegram.send_text(ALICE, "two")
+    await telegram.wait_for(lambda: any(m.text.endswith("w39") for m in telegram.messages()))
+    assert telegram.messages(ALICE.id)[-1].text.endswith("w39"), "final text sent anew"
+
+
+async def test_message_not_modified_counts_as_shown(start_bot, telegram, fake_llm, caplog):
+    await start_bot()
+    fake_llm.script(Reply(text=" ".join(f"w{i}" for i in range(40)), chunk_delay=0.04))
+    telegram.fail(
+        "editMessageText",
+        400,
+        "Bad Request: message is not modified: specified new message content and reply "
+        "markup are exactly the same as a current content and reply markup of the message",
+        times=1,
+    )
+    telegram.send_text(ALICE, "stream")
+    await telegram.wait_for(lambda: any(m.text.endswith("w39") for m in telegram.messages()))
+    assert len(telegram.messages(ALICE.id)) == 1
+    assert telegram.calls("editMessageText")[0].status == 400
+    assert "failed" not in caplog.text
+
+
+async def test_a_chat_that_cannot_be_reached_is_logged_and_others_go_on(
+    start_bot, telegram, fake_llm, caplog
+):
+    await start_bot()
+    telegram.fail(
+        "sendMessage",
+        400,
+        "Bad Request: chat not found",
+        times=10,
+        when=lambda p: p["chat_id"] == ALICE.id,
+    )
+    telegram.send_text(ALICE, "hello")
+    await telegram.wait_for(lambda: "could not reply" in caplog.text)
+    assert "chat not found" in caplog.text.lower()
+    telegram.send_text(BOB, "still there?")
+    assert (await replies(telegram, BOB.id))[0].text == "echo: still there?"
+
+
+async def test_shutdown_lets_the_turn_in_progress_finish(start_bot, telegram, fake_llm, settings):
+    bot = await start_bot()
+    fake_llm.script(Reply(text="finished in time", delay=1.0))
+    telegram.send_text(ALICE, "slow question")
+    await telegram.wait_for(lambda: len(fake_llm.requests) == 1)
+    await bot.stop()
+    assert telegram.texts(ALICE.id) == ["finished in time"]
+    saved = saved_session(settings, f"telegram:{ALICE.id}")
+    assert [m["content"] for m in saved["messages"]] == ["slow question", "finished in time"]
+
+
+async def test_shutdown_cancels_a_turn_past_the_grace_period(
+    start_bot, telegram, fake_llm, settings
+):
+    bot = await start_bot(shutdown_grace_seconds=0.5)
+    fake_llm.script(Reply(text="too late", delay=3.0))
+    telegram.send_text(ALICE, "very slow question")
+    await telegram.wait_for(lambda: len(fake_llm.requests) == 1)
+    started = time.monotonic()
+    await bot.stop()
+    assert time.monotonic() - started < 2.5
+    saved = saved_session(settings, f"telegram:{ALICE.id}")
+    assert saved["messages"][0]["content"] == "very slow question", "the message is kept"
+    (apology,) = telegram.texts(ALICE.id)
+    assert "Please try again" in apology, "cut short, but never left without an answer"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def test_webhook_mode_checks_the_secret_on_every_request(start_bot, telegram, fake_llm):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/telegram/hook"
+    webhook = WebhookOptions(url=url, listen="127.0.0.1", port=port, secret="s3cret_token")
+    await start_bot(webhook=webhook)
+    assert telegram.webhook_url == url and telegram.webhook_secret == "s3cret_token"
+    telegram.send_text(ALICE, "via webhook")
+    assert (await replies(telegram, ALICE.id))[0].text == "echo: via webhook"
+    assert telegram.calls("getUpdates") == []
+    forged = telegram.queued_updates() or [{"update_id": 1, "message": {}}]
+    async with aiohttp.ClientSession() as session:
+        headers = {"X-Telegram-Bot-Api-Secret-Token": "wrong"}
+        async with session.post(url, json=forged[0], headers=headers) as response:
+            assert response.status == 403
+        async with session.post(url, json=forged[0]) as response:
+            assert response.status == 403
+
+
+async def test_echo_responder_is_the_default(fake_llm):
+    # Guards the helper the tests above rely on: the fake LLM echoes the last user message.
+    assert echo_responder({"messages": [{"role": "user", "content": "x"}]}).text == "echo: x"
+    assert isinstance(fake_llm, FakeOpenAiServer)
+
+
+async def test_bad_token_fails_start_with_one_clear_line(settings, telegram, fake_llm):
+    settings.openai_base_url = fake_llm.base_url
+    app = BotApp.build(settings)
+    bot = app.telegram_bot(TelegramOptions(token="42:wrong-token", api_url=telegram.api_url))
+    from bot.adapters.telegram import StartupFailed
+
+    with pytest.raises(StartupFailed) as failure:
+        await bot.start()
+    assert "rejected the bot token" in str(failure.value)
+    assert "wrong-token" not in str(failure.value)
+    await app.aclose()

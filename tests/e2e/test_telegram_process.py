@@ -1,0 +1,111 @@
+"""`python -m bot` in Telegram, as an operator starts it, against the emulated Bot API."""
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config.model import TelegramConfig
+from bot.storage.sessions import JsonSessionStore
+from tests.conftest import bot_argv, clean_env, edit_runtime_config
+from tests.fakes.openai_server import FakeOpenAiServer, Reply
+from tests.fakes.telegram_server import FakeTelegramServer, User
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
+ALICE = User(1001, "Alice", "alice")
+
+
+def bot_env(telegram: FakeTelegramServer, llm: FakeOpenAiServer, token: str) -> dict[str, str]:
+    return clean_env(
+        TELEGRAM_BOT_TOKEN=token,
+        TELEGRAM_API_URL=telegram.api_url,
+        OPENAI_BASE_URL=llm.base_url,
+        OPENAI_API_KEY="sk-process-secret-777",
+    )
+
+
+def test_bad_token_exits_with_one_clear_line(workdir):
+    with FakeTelegramServer() as telegram, FakeOpenAiServer() as llm:
+        result = subprocess.run(
+            bot_argv(workdir),
+            env=bot_env(telegram, llm, "987654:not-the-right-token"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+        )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "rejected the bot token" in line]
+    assert len(errors) == 1 and "TELEGRAM_BOT_TOKEN" in errors[0]
+    assert "not-the-right-token" not in result.stderr + result.stdout
+
+
+def test_answers_then_stops_cleanly_on_sigterm_mid_turn(workdir):
+    edit_runtime_config(
+        workdir / "preferences" / "runtime-config.json", telegram={"allowedUsers": [ALICE.id]}
+    )
+    with FakeTelegramServer() as telegram, FakeOpenAiServer() as llm:
+        proc = subprocess.Popen(
+            bot_argv(workdir),
+            env=bot_env(telegram, llm, telegram.token),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
+        try:
+            telegram.send_text(ALICE, "hello")
+            telegram.wait_for_sync(lambda: telegram.texts(ALICE.id) == ["echo: hello"], 30)
+            llm.script(Reply(text="answered before stopping", delay=1.5))
+            telegram.send_text(ALICE, "a slow question")
+            telegram.wait_for_sync(lambda: len(llm.requests) == 2, 30)
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, stderr
+    assert telegram.texts(ALICE.id) == ["echo: hello", "answered before stopping"]
+    assert "Traceback" not in stderr
+    for secret in (telegram.token, "sk-process-secret-777"):
+        assert secret not in stderr
+    store = JsonSessionStore(workdir / "data" / "sessions")
+    saved = json.loads(store.path_for(f"telegram:{ALICE.id}").read_text())
+    assert [m["content"] for m in saved["messages"]][-2:] == [
+        "a slow question",
+        "answered before stopping",
+    ]
+
+
+def test_help_and_docs_name_every_telegram_setting():
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "--help"], capture_output=True, text=True, cwd=REPO
+    )
+    configuration = (REPO / "docs" / "CONFIGURATION.md").read_text()
+    example = (REPO / ".env.example").read_text()
+    for variable in (
+        "TELEGRAM_BOT_TOKEN",
+        "TELEGRAM_API_URL",
+        "TELEGRAM_WEBHOOK_URL",
+        "TELEGRAM_WEBHOOK_LISTEN",
+        "TELEGRAM_WEBHOOK_PORT",
+        "TELEGRAM_WEBHOOK_SECRET",
+    ):
+        assert variable in result.stdout and variable in configuration and variable in example
+    for field in TelegramConfig.model_fields.values():
+        assert f"`{field.alias}`" in configuration, f"telegram.{field.alias} is undocumented"
+
+
+def test_an_invalid_setting_is_named_without_its_value(workdir):
+    env = clean_env(OPENAI_BASE_URL="http://127.0.0.1:9/v1", TELEGRAM_WEBHOOK_SECRET="no spaces!")
+    result = subprocess.run(
+        bot_argv(workdir), env=env, capture_output=True, text=True, timeout=60, cwd=REPO
+    )
+    assert result.returncode == 2
+    assert "TELEGRAM_WEBHOOK_SECRET" in result.stderr
+    assert "no spaces!" not in result.stderr and "Traceback" not in result.stderr

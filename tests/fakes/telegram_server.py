@@ -1,0 +1,802 @@
+"""An emulated Telegram Bot API server on 127.0.0.1, for tests, benchmarks and system tests.
+
+It speaks the Bot API's real JSON shapes (`{"ok": true, "result": ...}`, dates in seconds,
+`is_bot` users, long polling with offsets, 409 conflicts, `parameters.retry_after` on 429), so
+python-telegram-bot talks to it unchanged: point the bot's `TELEGRAM_API_URL` at `api_url`.
+It runs its own event loop on a daemon thread, so in-process tests, benchmarks and a bot
+started as a separate process can all use it.
+
+Tests act as Telegram users (`send_text`, `send_media`, `edit_text`, `create_topic`), look at
+what the bot sent (`messages`, `texts`, `calls`), and script faults (`fail`, `reject_entities`).
+Like Telegram, it rejects what Telegram rejects: empty or over-long texts, entities outside the
+text, edits that change nothing, edits of unknown messages, unknown chats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import ClientSession, ClientTimeout, web
+
+from tests.fakes.background_server import BackgroundServer
+
+DEFAULT_TOKEN = "123456789:TEST-token_for-the-emulator"
+TEXT_LIMIT = 4096
+ENTITY_TYPES = frozenset(
+    "mention hashtag cashtag bot_command url email phone_number bold italic underline "
+    "strikethrough spoiler blockquote expandable_blockquote code pre text_link text_mention "
+    "custom_emoji date_time".split()
+)
+# PTB sends form fields; these carry JSON, every other field is a plain string.
+_JSON_FIELDS = frozenset(
+    "chat_id message_id message_thread_id entities caption_entities reply_parameters "
+    "reply_to_message_id offset limit timeout allowed_updates commands scope "
+    "drop_pending_updates max_connections link_preview_options disable_notification "
+    "protect_content allow_sending_without_reply".split()
+)
+_COMMAND = re.compile(r"^/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]+)?")
+_MENTION = re.compile(r"(?<![A-Za-z0-9_])@[A-Za-z0-9_]{5,32}")
+_CHAT_ACTIONS = frozenset({"typing", "upload_photo", "upload_document", "record_voice"})
+ANY = object()
+"""`messages(thread_id=ANY)`: messages of every topic."""
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def entity_problem(text: str, entities: list[dict[str, Any]]) -> str | None:
+    """Why Telegram would refuse these entities for this text, or None when they are fine."""
+    size = utf16_len(text)
+    for entity in entities:
+        kind, offset, length = entity.get("type"), entity.get("offset"), entity.get("length")
+        if kind not in ENTITY_TYPES:
+            return f"unsupported entity type {kind!r}"
+        if not isinstance(offset, int) or not isinstance(length, int):
+            return "entity offset and length must be integers"
+        if offset < 0 or length <= 0 or offset + length > size:
+            return f"entity {kind} at {offset}+{length} is outside the text ({size} units)"
+        if kind == "text_link" and not entity.get("url"):
+            return "text_link without url"
+    return None
+
+
+@dataclass(frozen=True)
+class User:
+    """A Telegram user the tests act as."""
+
+    id: int
+    first_name: str = "Test"
+    username: str | None = None
+    is_bot: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
+        if self.username:
+            data["username"] = self.username
+        if not self.is_bot:
+            data["language_code"] = "en"
+        return data
+
+
+@dataclass(frozen=True)
+class Chat:
+    """A private chat, a group, or a supergroup (a forum when `is_forum`)."""
+
+    id: int
+    type: str = "private"
+    title: str | None = None
+    is_forum: bool = False
+    first_name: str | None = None
+
+    @classmethod
+    def private_with(cls, user: User) -> Chat:
+        return cls(id=user.id, type="private", first_name=user.first_name)
+
+    @classmethod
+    def group(cls, chat_id: int, title: str = "Test group", forum: bool = False) -> Chat:
+        return cls(id=chat_id, type="supergroup", title=title, is_forum=forum)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "type": self.type}
+        if self.title:
+            data["title"] = self.title
+        if self.first_name:
+            data["first_name"] = self.first_name
+        if self.is_forum:
+            data["is_forum"] = True
+        return data
+
+
+@dataclass
+class SentMessage:
+    """A message the bot sent, as it stands now; `history` holds every text it showed."""
+
+    chat_id: int
+    message_id: int
+    text: str
+    entities: list[dict[str, Any]]
+    thread_id: int | None
+    reply_to: int | None
+    sent_at: float
+    history: list[str] = field(default_factory=list)
+    deleted: bool = False
+
+    @property
+    def edits(self) -> int:
+        return len(self.history) - 1
+
+    def entity_texts(self, kind: str) -> list[str]:
+        """The text each entity of `kind` covers (offsets are UTF-16, as Telegram counts)."""
+        encoded = self.text.encode("utf-16-le", "surrogatepass")
+        return [
+            encoded[2 * e["offset"] : 2 * (e["offset"] + e["length"])].decode("utf-16-le")
+            for e in self.entities
+            if e["type"] == kind
+        ]
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    """One request the bot made: method, decoded parameters, when (monotonic), HTTP status."""
+
+    method: str
+    params: dict[str, Any]
+    at: float
+    status: int
+
+
+@dataclass
+class Fault:
+    """A scripted failure: the next `times` calls of `method` (matching `when`) fail so."""
+
+    method: str
+    status: int = 500
+    description: str = "Internal Server Error"
+    retry_after: int | None = None
+    times: int = 1
+    when: Callable[[dict[str, Any]], bool] | None = None
+    delay: float = 0.0
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, description: str, retry_after: int | None = None) -> None:
+        super().__init__(description)
+        self.status = status
+        self.description = description
+        self.retry_after = retry_after
+
+
+class FakeTelegramServer(BackgroundServer):
+    """Start with `with FakeTelegramServer() as telegram:`; the bot's API root is `api_url`."""
+
+    name = "fake-telegram"
+
+    def __init__(
+        self, token: str = DEFAULT_TOKEN, bot_username: str = "memory_test_bot", port: int = 0
+    ) -> None:
+        super().__init__(port)
+        self.token = token
+        self.bot = User(int(token.split(":")[0]), "Memory Bot", bot_username, is_bot=True)
+        self._lock = threading.RLock()
+        self._chats: dict[int, Chat] = {}
+        self._topics: dict[tuple[int, int], str] = {}
+        self._messages: dict[tuple[int, int], dict[str, Any]] = {}
+        self._message_ids: dict[int, itertools.count[int]] = {}
+        self._sent: list[SentMessage] = []
+        self._sent_index: dict[tuple[int, int], SentMessage] = {}
+        self._pending: list[dict[str, Any]] = []
+        self._update_ids = itertools.count(100_000)
+        self._calls: list[ApiCall] = []
+        self._faults: list[Fault] = []
+        self._entity_rules: list[Callable[[list[dict[str, Any]]], bool]] = []
+        self.commands: list[dict[str, Any]] = []
+        self.webhook_url: str | None = None
+        self.webhook_secret: str | None = None
+        self._allowed_updates: list[str] | None = None
+        self._poll_generation = 0
+        self._news: asyncio.Event | None = None
+        self._delivery: asyncio.Task[None] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def api_url(self) -> str:
+        """What the bot's TELEGRAM_API_URL is set to."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def routes(self, app: web.Application) -> None:
+        self._news = asyncio.Event()
+        app.router.add_route("*", "/bot{token}/{method}", self._dispatch)
+
+    async def on_stop(self) -> None:
+        if self._delivery is not None:
+            self._delivery.cancel()
+
+    # -- acting as Telegram users ----------------------------------------------------------
+    def send_text(
+        self,
+        user: User,
+        text: str,
+        chat: Chat | None = None,
+        thread_id: int | None = None,
+        reply_to: int | None = None,
+    ) -> int:
+        """`user` writes `text` (commands and @mentions get their entities); its message id."""
+        payload: dict[str, Any] = {"text": text}
+        entities = _auto_entities(text)
+        if entities:
+            payload["entities"] = entities
+        return self._user_message(user, chat, payload, thread_id, reply_to)
+
+    def send_media(
+        self,
+        user: User,
+        kind: str,
+        caption: str | None = None,
+        chat: Chat | None = None,
+        thread_id: int | None = None,
+    ) -> int:
+        """`user` sends a photo, sticker, voice, document, video, audio or location."""
+        payload = {kind: _media_payload(kind)}
+        if caption is not None:
+            payload["caption"] = caption
+            entities = _auto_entities(caption)
+            if entities:
+                payload["caption_entities"] = entities
+        return self._user_message(user, chat, payload, thread_id, None)
+
+    def edit_text(self, user: User, message_id: int, text: str, chat: Chat | None = None) -> None:
+        """`user` edits an earlier message: an `edited_message` update."""
+        chat = chat or Chat.private_with(user)
+        with self._lock:
+            message = dict(self._messages[(chat.id, message_id)])
+            message.update(text=text, edit_date=int(time.time()))
+        self.inject_update({"edited_message": message})
+
+    def create_topic(self, chat: Chat, name: str, creator: User) -> int:
+        """A forum topic in `chat`; its `message_thread_id`."""
+        with self._lock:
+            self._chats[chat.id] = chat
+            thread_id = self._next_message_id(chat.id)
+            self._topics[(chat.id, thread_id)] = name
+            self._messages[(chat.id, thread_id)] = {
+                "message_id": thread_id,
+                "from": creator.to_json(),
+                "chat": chat.to_json(),
+                "date": int(time.time()),
+                "message_thread_id": thread_id,
+                "forum_topic_created": {"name": name, "icon_color": 7322096},
+            }
+        return thread_id
+
+    def bot_message_exists(self, chat: Chat, text: str) -> int:
+        """Record a message as if the bot had sent it earlier (to reply to it); its id."""
+        with self._lock:
+            self._chats[chat.id] = chat
+            message_id = self._next_message_id(chat.id)
+            message = self._bot_message_json(chat, message_id, text, [], None, None)
+            self._messages[(chat.id, message_id)] = message
+        return message_id
+
+    def inject_update(self, update: dict[str, Any]) -> int:
+        """Queue any update (its `update_id` is assigned here); returns that id."""
+        with self._lock:
+            update_id = next(self._update_ids)
+            self._pending.append({"update_id": update_id, **update})
+        self._wake()
+        return update_id
+
+    # -- what the bot did ------------------------------------------------------------------
+    def messages(
+        self, chat_id: int | None = None, thread_id: object = ANY, include_deleted: bool = False
+    ) -> list[SentMessage]:
+        """Messages the bot sent, in the order sent, as they stand now."""
+        with self._lock:
+            return [
+                m
+                for m in self._sent
+                if (chat_id is None or m.chat_id == chat_id)
+                and (thread_id is ANY or m.thread_id == thread_id)
+                and (include_deleted or not m.deleted)
+            ]
+
+    def texts(self, chat_id: int | None = None, thread_id: object = ANY) -> list[str]:
+        return [m.text for m in self.messages(chat_id, thread_id)]
+
+    def calls(self, method: str | None = None) -> list[ApiCall]:
+        with self._lock:
+            return [c for c in self._calls if method is None or c.method == method]
+
+    def chat_actions(self, chat_id: int) -> list[ApiCall]:
+        return [c for c in self.calls("sendChatAction") if c.params.get("chat_id") == chat_id]
+
+    @property
+    def pending_updates(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+    def queued_updates(self) -> list[dict[str, Any]]:
+        """Updates not yet confirmed by the bot (works without `start()`, for unit tests)."""
+        with self._lock:
+            return [dict(update) for update in self._pending]
+
+    async def wait_for(self, condition: Callable[[], bool], within: float = 15.0) -> None:
+        """Wait, in an async test, until `condition()` holds; fail after `within` seconds."""
+        deadline = time.monotonic() + within
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {within}s waiting for the bot")
+            await asyncio.sleep(0.02)
+
+    def wait_for_sync(self, condition: Callable[[], bool], within: float = 15.0) -> None:
+        """`wait_for` for tests that drive the bot as a separate process."""
+        deadline = time.monotonic() + within
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {within}s waiting for the bot")
+            time.sleep(0.02)
+
+    # -- faults ----------------------------------------------------------------------------
+    def fail(
+        self,
+        method: str,
+        status: int = 500,
+        description: str | None = None,
+        retry_after: int | None = None,
+        times: int = 1,
+        when: Callable[[dict[str, Any]], bool] | None = None,
+        delay: float = 0.0,
+    ) -> None:
+        """Make the next `times` calls of `method` ("*" for any) fail with `status`."""
+        if description is None:
+            description = _DEFAULT_DESCRIPTIONS.get(status, "Internal Server Error")
+        with self._lock:
+            self._faults.append(Fault(method, status, description, retry_after, times, when, delay))
+
+    def flood_wait(self, method: str, retry_after: int, times: int = 1) -> None:
+        """429 with `parameters.retry_after`, as Telegram answers a flood."""
+        self.fail(method, 429, f"Too Many Requests: retry after {retry_after}", retry_after, times)
+
+    def reject_entities(self, rule: Callable[[list[dict[str, Any]]], bool]) -> None:
+        """From now on refuse sends and edits whose entities match `rule` (can't parse)."""
+        with self._lock:
+            self._entity_rules.append(rule)
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+            self._entity_rules.clear()
+
+    # -- HTTP ------------------------------------------------------------------------------
+    async def _dispatch(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        try:
+            params = await _params(request)
+        except ConnectionResetError:  # the client gave up mid-request, as clients do
+            return web.Response(status=499)
+        if request.match_info["token"] != self.token:
+            return self._answer(method, params, ApiError(401, "Unauthorized"))
+        try:
+            fault = self._take_fault(method, params)
+            if fault is not None:
+                if fault.delay:
+                    await asyncio.sleep(fault.delay)
+                if fault.status == 200:
+                    fault = None
+                else:
+                    raise ApiError(fault.status, fault.description, fault.retry_after)
+            handler = self._methods().get(method)
+            if handler is None:
+                raise ApiError(404, "Not Found: method not found")
+            result = await handler(params)
+        except ApiError as error:
+            return self._answer(method, params, error)
+        return self._answer(method, params, result)
+
+    def _answer(self, method: str, params: dict[str, Any], outcome: object) -> web.Response:
+        if isinstance(outcome, ApiError):
+            body: dict[str, Any] = {
+                "ok": False,
+                "error_code": outcome.status,
+                "description": outcome.description,
+            }
+            if outcome.retry_after is not None:
+                body["parameters"] = {"retry_after": outcome.retry_after}
+            status = outcome.status
+        else:
+            body, status = {"ok": True, "result": outcome}, 200
+        with self._lock:
+            self._calls.append(ApiCall(method, params, time.monotonic(), status))
+        return web.json_response(body, status=status)
+
+    def _take_fault(self, method: str, params: dict[str, Any]) -> Fault | None:
+        with self._lock:
+            for fault in self._faults:
+                if fault.method in (method, "*") and (fault.when is None or fault.when(params)):
+                    fault.times -= 1
+                    if fault.times <= 0:
+                        self._faults.remove(fault)
+                    return fault
+        return None
+
+    def _methods(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
+        return {
+            "getMe": self._get_me,
+            "getUpdates": self._get_updates,
+            "setWebhook": self._set_webhook,
+            "deleteWebhook": self._delete_webhook,
+            "getWebhookInfo": self._get_webhook_info,
+            "setMyCommands": self._set_my_commands,
+            "getMyCommands": self._get_my_commands,
+            "deleteMyCommands": self._delete_my_commands,
+            "sendMessage": self._send_message,
+            "editMessageText": self._edit_message_text,
+            "deleteMessage": self._delete_message,
+            "sendChatAction": self._send_chat_action,
+            "getChat": self._get_chat,
+            "close": self._true,
+            "logOut": self._true,
+        }
+
+    # -- Bot API methods -------------------------------------------------------------------
+    async def _true(self, params: dict[str, Any]) -> bool:
+        return True
+
+    async def _get_me(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **self.bot.to_json(),
+            "can_join_groups": True,
+            "can_read_all_group_messages": False,
+            "supports_inline_queries": False,
+            "can_connect_to_business": False,
+            "has_main_web_app": False,
+        }
+
+    async def _get_updates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.webhook_url:
+            raise ApiError(
+                409,
+                "Conflict: can't use getUpdates method while webhook is active; "
+                "use deleteWebhook to delete the webhook first",
+            )
+        assert self._news is not None
+        with self._lock:
+            self._poll_generation += 1
+            generation = self._poll_generation
+            if params.get("allowed_updates") is not None:
+                self._allowed_updates = list(params["allowed_updates"])
+        offset = int(params.get("offset") or 0)
+        limit = max(1, min(100, int(params.get("limit") or 100)))
+        deadline = time.monotonic() + float(params.get("timeout") or 0)
+        while True:
+            self._news.clear()
+            with self._lock:
+                if generation != self._poll_generation:
+                    raise ApiError(
+                        409,
+                        "Conflict: terminated by other getUpdates request; make sure that "
+                        "only one bot instance is running",
+                    )
+                batch = self._confirm_and_peek(offset, limit)
+            remaining = deadline - time.monotonic()
+            if batch or remaining <= 0:
+                return batch
+            try:
+                await asyncio.wait_for(self._news.wait(), remaining)
+            except TimeoutError:
+                pass
+
+    def _confirm_and_peek(self, offset: int, limit: int) -> list[dict[str, Any]]:
+        if offset:
+            self._pending = [u for u in self._pending if u["update_id"] >= offset]
+        allowed = self._allowed_updates
+        if allowed:  # Telegram drops what the bot did not ask for
+            self._pending = [u for u in self._pending if _update_type(u) in allowed]
+        return self._pending[:limit]
+
+    async def _set_webhook(self, params: dict[str, Any]) -> bool:
+        with self._lock:
+            self.webhook_url = params["url"] or None
+            self.webhook_secret = params.get("secret_token")
+            if params.get("allowed_updates") is not None:
+                self._allowed_updates = list(params["allowed_updates"])
+            if params.get("drop_pending_updates"):
+                self._pending.clear()
+        if self.webhook_url and (self._delivery is None or self._delivery.done()):
+            self._delivery = asyncio.create_task(self._deliver_to_webhook())
+        return True
+
+    async def _delete_webhook(self, params: dict[str, Any]) -> bool:
+        with self._lock:
+            self.webhook_url = None
+            if params.get("drop_pending_updates"):
+                self._pending.clear()
+        self._wake()
+        return True
+
+    async def _get_webhook_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "url": self.webhook_url or "",
+                "has_custom_certificate": False,
+                "pending_update_count": len(self._pending),
+            }
+
+    async def _set_my_commands(self, params: dict[str, Any]) -> bool:
+        commands = params.get("commands") or []
+        for command in commands:
+            if not re.fullmatch(r"[a-z0-9_]{1,32}", command.get("command", "")):
+                raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+            if not 1 <= len(command.get("description", "")) <= 256:
+                raise ApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
+        self.commands = list(commands)
+        return True
+
+    async def _get_my_commands(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return list(self.commands)
+
+    async def _delete_my_commands(self, params: dict[str, Any]) -> bool:
+        self.commands = []
+        return True
+
+    async def _get_chat(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self._chat(params.get("chat_id")).to_json()
+
+    async def _send_chat_action(self, params: dict[str, Any]) -> bool:
+        self._chat(params.get("chat_id"))
+        if params.get("action") not in {
+            "typing",
+            "upload_photo",
+            "upload_document",
+            "record_voice",
+        }:
+            raise ApiError(400, "Bad Request: wrong parameter action in request")
+        return True
+
+    async def _send_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params.get("chat_id"))
+        text = str(params.get("text", ""))
+        entities = list(params.get("entities") or [])
+        self._check_text(text, entities)
+        thread_id = params.get("message_thread_id")
+        if thread_id is not None and chat.is_forum and (chat.id, thread_id) not in self._topics:
+            raise ApiError(400, "Bad Request: message thread not found")
+        reply = params.get("reply_parameters") or {}
+        reply_to = reply.get("message_id") or params.get("reply_to_message_id")
+        with self._lock:
+            if reply_to and (chat.id, reply_to) not in self._messages:
+                if not reply.get("allow_sending_without_reply"):
+                    raise ApiError(400, "Bad Request: message to be replied not found")
+                reply_to = None
+            message_id = self._next_message_id(chat.id)
+            message = self._bot_message_json(chat, message_id, text, entities, thread_id, reply_to)
+            self._messages[(chat.id, message_id)] = message
+            sent = SentMessage(
+                chat.id, message_id, text, entities, thread_id, reply_to, time.monotonic(), [text]
+            )
+            self._sent.append(sent)
+            self._sent_index[(chat.id, message_id)] = sent
+        return message
+
+    async def _edit_message_text(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params.get("chat_id"))
+        message_id = params.get("message_id")
+        text = str(params.get("text", ""))
+        entities = list(params.get("entities") or [])
+        with self._lock:
+            sent = self._sent_index.get((chat.id, message_id))  # type: ignore[arg-type]
+            if sent is None or sent.deleted:
+                raise ApiError(400, "Bad Request: message to edit not found")
+            if sent.text == text and sent.entities == entities:
+                raise ApiError(
+                    400,
+                    "Bad Request: message is not modified: specified new message content and "
+                    "reply markup are exactly the same as a current content and reply markup "
+                    "of the message",
+                )
+        self._check_text(text, entities)
+        with self._lock:
+            sent.text, sent.entities = text, entities
+            sent.history.append(text)
+            message = dict(self._messages[(chat.id, sent.message_id)])
+            message.update(text=text, edit_date=int(time.time()))
+            message.pop("entities", None)
+            if entities:
+                message["entities"] = entities
+            self._messages[(chat.id, sent.message_id)] = message
+        return message
+
+    async def _delete_message(self, params: dict[str, Any]) -> bool:
+        chat = self._chat(params.get("chat_id"))
+        with self._lock:
+            sent = self._sent_index.get((chat.id, params.get("message_id")))  # type: ignore[arg-type]
+            if sent is None or sent.deleted:
+                raise ApiError(400, "Bad Request: message to delete not found")
+            sent.deleted = True
+        return True
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _check_text(self, text: str, entities: list[dict[str, Any]]) -> None:
+        if not text.strip():
+            raise ApiError(400, "Bad Request: message text is empty")
+        if utf16_len(text) > TEXT_LIMIT:
+            raise ApiError(400, "Bad Request: message is too long")
+        problem = entity_problem(text, entities)
+        if problem is None and entities:
+            with self._lock:
+                rules = list(self._entity_rules)
+            if any(rule(entities) for rule in rules):
+                problem = "Can't find end of the entity starting at byte offset 0"
+        if problem is not None:
+            raise ApiError(400, f"Bad Request: can't parse entities: {problem}")
+
+    def _chat(self, chat_id: object) -> Chat:
+        with self._lock:
+            chat = self._chats.get(chat_id) if isinstance(chat_id, int) else None
+        if chat is None:
+            raise ApiError(400, "Bad Request: chat not found")
+        return chat
+
+    def _next_message_id(self, chat_id: int) -> int:
+        counter = self._message_ids.setdefault(chat_id, itertools.count(1))
+        return next(counter)
+
+    def _bot_message_json(
+        self,
+        chat: Chat,
+        message_id: int,
+        text: str,
+        entities: list[dict[str, Any]],
+        thread_id: int | None,
+        reply_to: int | None,
+    ) -> dict[str, Any]:
+        message: dict[str, Any] = {
+            "message_id": message_id,
+            "from": self.bot.to_json(),
+            "chat": chat.to_json(),
+            "date": int(time.time()),
+            "text": text,
+        }
+        if entities:
+            message["entities"] = entities
+        if thread_id is not None:
+            message["message_thread_id"] = thread_id
+            if chat.is_forum:
+                message["is_topic_message"] = True
+        if reply_to:
+            message["reply_to_message"] = self._messages[(chat.id, reply_to)]
+        return message
+
+    def _user_message(
+        self,
+        user: User,
+        chat: Chat | None,
+        payload: dict[str, Any],
+        thread_id: int | None,
+        reply_to: int | None,
+    ) -> int:
+        chat = chat or Chat.private_with(user)
+        with self._lock:
+            self._chats[chat.id] = chat
+            message_id = self._next_message_id(chat.id)
+            message: dict[str, Any] = {
+                "message_id": message_id,
+                "from": user.to_json(),
+                "chat": chat.to_json(),
+                "date": int(time.time()),
+                **payload,
+            }
+            if thread_id is not None:
+                message["message_thread_id"] = thread_id
+                if chat.is_forum:
+                    message["is_topic_message"] = True
+            replied = reply_to or (thread_id if chat.is_forum else None)
+            if replied is not None:
+                message["reply_to_message"] = self._messages[(chat.id, replied)]
+            self._messages[(chat.id, message_id)] = message
+        self.inject_update({"message": message})
+        return message_id
+
+    def _wake(self) -> None:
+        if self._loop is not None and self._news is not None:
+            self._loop.call_soon_threadsafe(self._news.set)
+
+    async def _deliver_to_webhook(self) -> None:
+        """Post pending updates to the webhook one by one, in order, until it answers 200."""
+        async with ClientSession(timeout=ClientTimeout(total=10)) as session:
+            while self.webhook_url:
+                with self._lock:
+                    update = self._confirm_and_peek(0, 1)
+                    url, secret = self.webhook_url, self.webhook_secret
+                if not update or url is None:
+                    await asyncio.sleep(0.02)
+                    continue
+                headers = {"X-Telegram-Bot-Api-Secret-Token": secret} if secret else {}
+                try:
+                    async with session.post(url, json=update[0], headers=headers) as response:
+                        delivered = response.status == 200
+                except Exception:
+                    delivered = False
+                if delivered:
+                    with self._lock:
+                        self._pending = [
+                            u for u in self._pending if u["update_id"] != update[0]["update_id"]
+                        ]
+                else:
+                    await asyncio.sleep(0.1)
+
+
+_DEFAULT_DESCRIPTIONS = {
+    400: "Bad Request",
+    403: "Forbidden: bot was blocked by the user",
+    429: "Too Many Requests: retry after 1",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
+
+
+async def _params(request: web.Request) -> dict[str, Any]:
+    raw: dict[str, Any] = dict(request.query)
+    if request.can_read_body:
+        if request.content_type == "application/json":
+            raw.update(await request.json())
+        else:
+            raw.update({k: v for k, v in (await request.post()).items() if isinstance(v, str)})
+    params: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in _JSON_FIELDS and isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                pass  # `@channelusername` and other plain strings
+        params[key] = value
+    return params
+
+
+def _update_type(update: dict[str, Any]) -> str:
+    return next(key for key in update if key != "update_id")
+
+
+def _auto_entities(text: str) -> list[dict[str, Any]]:
+    """The entities Telegram adds by itself: a leading /command and @mentions."""
+    entities = []
+    command = _COMMAND.match(text)
+    if command:
+        entities.append({"type": "bot_command", "offset": 0, "length": utf16_len(command[0])})
+    for mention in _MENTION.finditer(text):
+        if command and mention.start() < command.end():
+            continue
+        offset = utf16_len(text[: mention.start()])
+        entities.append({"type": "mention", "offset": offset, "length": utf16_len(mention[0])})
+    return entities
+
+
+def _media_payload(kind: str) -> Any:
+    file = {"file_id": f"{kind}-file-id", "file_unique_id": f"{kind}-unique"}
+    payloads: dict[str, Any] = {
+        "photo": [{**file, "width": 90, "height": 90, "file_size": 1200}],
+        "sticker": {
+            **file,
+            "type": "regular",
+            "width": 512,
+            "height": 512,
+            "is_animated": False,
+            "is_video": False,
+            "emoji": "👍",
+        },
+        "voice": {**file, "duration": 3, "mime_type": "audio/ogg"},
+        "audio": {**file, "duration": 120, "title": "song"},
+        "video": {**file, "width": 640, "height": 360, "duration": 10},
+        "document": {**file, "file_name": "notes.pdf", "mime_type": "application/pdf"},
+        "location": {"latitude": 52.52, "longitude": 13.405},
+    }
+    return payloads[kind]
