@@ -5,8 +5,8 @@ API; a local OpenAI-compatible server answers. Both servers live in this process
 is not charged to the bot. Every figure is measured in the same run as its baseline:
 
 - 100 chats each send one message to an LLM that answers after 1 s; the wall time until every
-  chat has its reply, as a ratio to one chat's turn alone (target under 1.5: chats do not wait
-  for each other).
+  chat has its reply (median of three such bursts), as a ratio to one chat's turn alone
+  (target under 1.5: chats do not wait for each other).
 - 10 chats send 10 messages each at once to an LLM with random delays; each chat must get its
   answers in the order it asked.
 - Messages per second with an LLM that answers at once: the bot's own cost per message.
@@ -117,7 +117,12 @@ async def _phases(telegram: FakeTelegramServer, llm: Llm, chats: int, delay: flo
     llm.delay = lambda: delay
     solo = [await single_turn(telegram, users[0], f"solo {n}") for n in range(3)]
     alone = statistics.median(solo)
-    wall = await _all_at_once(telegram, {user: ["at once"] for user in users})
+    # The median of three bursts: one burst on a shared 2-core machine is at the mercy of
+    # whatever else ran in that second.
+    bursts = [
+        await _all_at_once(telegram, {user: [f"at once {n}"] for user in users}) for n in range(3)
+    ]
+    wall = statistics.median(bursts)
     ratio = wall / alone
 
     rng = random.Random(42)
@@ -137,7 +142,7 @@ async def _phases(telegram: FakeTelegramServer, llm: Llm, chats: int, delay: flo
 
     return [
         Figure(NAME, f"one chat alone p50 ({delay:g} s LLM)", alone, "s", ""),
-        Figure(NAME, f"{chats} chats at once, until all answered", wall, "s", ""),
+        Figure(NAME, f"{chats} chats at once, until all answered (median of 3)", wall, "s", ""),
         Figure(NAME, f"ratio {chats} chats / one chat", ratio, "", "< 1.5", ratio < 1.5),
         Figure(
             NAME,

@@ -2,8 +2,8 @@
 
 Both talk to the same local OpenAI-compatible server, which answers after a fixed delay, in
 the same run and interleaved, so machine noise hits both alike. The overhead is what the bot
-adds around the LLM call: config check, session load and two durable saves, prompt building,
-history budgeting, reply routing.
+adds around the LLM call: config check, session load and its durable save, memory recall,
+prompt building, history budgeting, reply routing.
 
     python -m bench.turn_overhead [--turns 60] [--delay 0.2]
 """
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from bench.report import Figure, median, percentile, print_table
 from bot.app import BotApp
@@ -58,7 +58,13 @@ async def measure(turns: int, delay: float) -> list[Figure]:
             prompts_dir=work / "preferences" / "prompts",
         )
         app = BotApp.build(settings)
-        bare = AsyncOpenAI(api_key="k", base_url=server.base_url, max_retries=0)
+        # The same transport as the bot's adapter, so the figure is the bot's own overhead.
+        bare = AsyncOpenAI(
+            api_key="k",
+            base_url=server.base_url,
+            max_retries=0,
+            http_client=DefaultAioHttpClient(),
+        )
         channel = NullChannel()
         app_times: list[float] = []
         reply_times: list[float] = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from bot.chat_locks import ChatLocks
@@ -21,9 +20,9 @@ log = logging.getLogger(__name__)
 class TurnRunner:
     """Handles one message of one chat, start to end.
 
-    Turns of a chat run one at a time, in arrival order. The user's message is saved before
-    any work, the session again after the turn, whatever failed; and the user always gets a
-    reply, an honest apology at worst.
+    Turns of a chat run one at a time, in arrival order. The session, with the user's message,
+    is saved after the turn whatever failed; and the user always gets a reply, an honest
+    apology at worst.
     """
 
     def __init__(
@@ -55,8 +54,6 @@ class TurnRunner:
         config = self._config.current()
         session = await self._sessions.load(message.address.session_key)
         session.messages.append(ChatMessage.user(message.text, message.received_at))
-        # The user's message goes to disk while the LLM works, at no cost in latency.
-        early_save = asyncio.create_task(self._sessions.save(session))
 
         ctx = TurnContext(
             message=message,
@@ -71,7 +68,6 @@ class TurnRunner:
         finally:
             session.messages.extend(ctx.turn_messages)
             await self._ensure_reply(ctx)
-            await _settle(early_save)
             await self._sessions.save(session)
 
     def _remembers(self, user_id: str) -> bool:
@@ -86,11 +82,3 @@ class TurnRunner:
             ctx.reply_sent = True
         except Exception as exc:
             log.error("[Turn] could not reply to %s: %s", ctx.message.address.session_key, exc)
-
-
-async def _settle(task: asyncio.Task[None]) -> None:
-    """Wait for `task`; its failure is logged, as the save that follows retries the write."""
-    try:
-        await task
-    except Exception as exc:
-        log.warning("[Turn] early session save failed: %s", exc)

@@ -13,8 +13,9 @@ import time
 import uuid
 from typing import Any
 
+import aiohttp
 import openai
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, DefaultAioHttpClient
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -43,7 +44,14 @@ class OpenAiLlm:
     @classmethod
     def connect(cls, api_key: str | None, base_url: str | None) -> OpenAiLlm:
         """A client for `base_url` (OpenAI when None); local servers accept any key."""
-        client = AsyncOpenAI(api_key=api_key or "not-needed", base_url=base_url, max_retries=0)
+        client = AsyncOpenAI(
+            api_key=api_key or "not-needed",
+            base_url=base_url,
+            max_retries=0,
+            # The SDK's aiohttp transport: httpx2's pool checks every pooled connection on each
+            # request, which costs milliseconds per turn once many chats run at once.
+            http_client=DefaultAioHttpClient(),
+        )
         return cls(client)
 
     @property
@@ -224,9 +232,25 @@ def _log_retry(state: RetryCallState) -> None:
     )
 
 
+def _unreachable(exc: BaseException) -> bool:
+    """No connection could be made (refused, no route, bad host).
+
+    The SDK's aiohttp transport reports a refused connection as a connect *time-out*; the
+    cause it keeps tells the two apart.
+    """
+    link: BaseException | None = exc
+    while link is not None:
+        if isinstance(link, aiohttp.ClientConnectorError | ConnectionRefusedError):
+            return True
+        link = link.__cause__ or link.__context__
+    return False
+
+
 def _brief(exc: BaseException | None) -> str:
     if isinstance(exc, openai.APIStatusError):
         return f"HTTP {exc.status_code}"
+    if exc is not None and _unreachable(exc):
+        return "connection failed"
     if isinstance(exc, openai.APITimeoutError):
         return "timeout"
     if isinstance(exc, openai.APIConnectionError):
@@ -262,6 +286,8 @@ def _as_llm_error(
         )
     elif isinstance(exc, openai.APIStatusError):
         message = f"The language model refused this request (HTTP {exc.status_code})."
+    elif _unreachable(exc):
+        message = f"I can't reach the language model server ({tries}). Please try again later."
     elif isinstance(exc, openai.APITimeoutError):
         message = (
             f"The language model did not answer within {request.timeout_seconds:g} seconds "

@@ -202,7 +202,10 @@ class ShortTermMemory:
     async def _load_locked(self, user_id: str) -> UserItems:
         items = self._loaded.get(user_id)
         if items is None:
-            items = await asyncio.to_thread(self._read, user_id, self._clock())
+            if UserFiles(self.root, user_id).directory.exists():
+                items = await asyncio.to_thread(self._read, user_id, self._clock())
+            else:
+                items = UserItems()  # a new user: nothing to read, no thread to wait for
             self._loaded[user_id] = items
             while len(self._loaded) > self._cached_users:
                 self._loaded.popitem(last=False)

@@ -38,11 +38,13 @@ class JsonSessionStore:
         return self.directory / f"{quote(key, safe='-_.')}.json"
 
     async def load(self, key: str) -> Session:
+        """From the cache, else read on the event loop: parsing holds the GIL in a thread too,
+        and a thread hop per turn costs more than reading a page-cached file."""
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
             return cached
-        session = await asyncio.to_thread(self._read, key)
+        session = self._read(key)
         self._remember(session)
         return session
 

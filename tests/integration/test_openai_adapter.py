@@ -20,10 +20,12 @@ def server():
 
 
 @pytest.fixture
-def llm(server):
+async def llm(server):
     server.requests.clear()
     server._script.clear()
-    return OpenAiLlm.connect("sk-test", server.base_url)
+    adapter = OpenAiLlm.connect("sk-test", server.base_url)
+    yield adapter
+    await adapter.close()
 
 
 def request(**overrides):
@@ -156,6 +158,7 @@ async def test_unreachable_server_is_reported_plainly():
     llm = OpenAiLlm.connect("k", f"http://127.0.0.1:{port}/v1")
     with pytest.raises(LlmError) as err:
         await llm.complete(request(retry_attempts=2))
+    await llm.close()
     assert "can't reach the language model server" in err.value.user_message
 
 
