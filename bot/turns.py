@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from bot.chat_locks import ChatLocks
@@ -15,6 +16,11 @@ from bot.ports.memory import RememberingPreference
 from bot.ports.sessions import SessionStore
 
 log = logging.getLogger(__name__)
+
+INTERRUPTED = (
+    "I was stopped (the bot is shutting down) before I could finish answering this. "
+    "If I haven't answered it once I'm back, please send it again."
+)
 
 
 class TurnRunner:
@@ -53,7 +59,14 @@ class TurnRunner:
     async def _turn(self, message: IncomingMessage, channel: ChannelPort) -> None:
         config = self._config.current()
         session = await self._sessions.load(message.address.session_key)
-        session.messages.append(ChatMessage.user(message.text, message.received_at))
+        if message.external_id:
+            if session.answered(message.external_id):
+                # Redelivered after a crash, but its turn was saved: it has had its answer.
+                log.info("[Turn] %s was answered before a restart; skipped", message.external_id)
+                return
+            session.forget_unanswered(message.external_id)
+        user_message = ChatMessage.user(message.text, message.received_at, message.external_id)
+        session.messages.append(user_message)
 
         ctx = TurnContext(
             message=message,
@@ -65,6 +78,9 @@ class TurnRunner:
         )
         try:
             await self._pipeline.run(ctx)
+        except asyncio.CancelledError:
+            ctx.notice = INTERRUPTED
+            raise
         finally:
             session.messages.extend(ctx.turn_messages)
             await self._ensure_reply(ctx)

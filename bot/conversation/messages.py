@@ -40,10 +40,14 @@ class ChatMessage(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: str | None = None
     at: datetime | None = None
+    external_id: str | None = None
+    """The channel's own id of a user's message (Telegram: chat and message id)."""
 
     @classmethod
-    def user(cls, text: str, at: datetime | None = None) -> ChatMessage:
-        return cls(role="user", content=text, at=at or utc_now())
+    def user(
+        cls, text: str, at: datetime | None = None, external_id: str | None = None
+    ) -> ChatMessage:
+        return cls(role="user", content=text, at=at or utc_now(), external_id=external_id)
 
     @classmethod
     def assistant(cls, text: str | None, tool_calls: list[ToolCall] | None = None) -> ChatMessage:
@@ -81,6 +85,9 @@ class IncomingMessage:
     text: str
     received_at: datetime = field(default_factory=utc_now)
     user_name: str | None = None
+    external_id: str | None = None
+    """The channel's own id of this message, when it has one: a redelivered message (after a
+    crash) is recognised by it and not answered twice."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", clean_text(self.text))

@@ -25,6 +25,20 @@ class Session(BaseModel):
     def turn_count(self) -> int:
         return sum(1 for m in self.messages if m.role == "user")
 
+    def answered(self, external_id: str, recent: int = 200) -> bool:
+        """Whether the channel message `external_id` is here with an answer after it."""
+        tail = self.messages[-recent:]
+        for index, message in enumerate(tail):
+            if message.external_id == external_id:
+                return any(later.role == "assistant" for later in tail[index + 1 :])
+        return False
+
+    def forget_unanswered(self, external_id: str) -> None:
+        """Drop the last message if it is `external_id` left without an answer (a turn cut
+        short), so that the message can have its turn again."""
+        if self.messages and self.messages[-1].external_id == external_id:
+            self.messages.pop()
+
 
 def estimate_tokens(message: ChatMessage) -> int:
     chars = len(message.content or "")

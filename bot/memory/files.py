@@ -16,7 +16,6 @@ worker thread.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,7 +25,7 @@ from urllib.parse import quote
 from pydantic import ValidationError
 
 from bot.memory.items import Layer, MemoryItem
-from bot.storage.atomic import fsync_dir, write_atomic
+from bot.storage.atomic import append_line_safely, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +113,8 @@ class UserFiles:
         for item in items:
             by_path.setdefault(self.path_for(item), []).append(item)
         for path, group in by_path.items():
-            _append_lines(path, [item.model_dump_json().encode() for item in group])
+            lines = b"".join(item.model_dump_json().encode() + b"\n" for item in group)
+            append_line_safely(path, lines)
 
     def rewrite(self, path: Path, items: list[MemoryItem]) -> None:
         """Replace `path` with exactly `items`; an emptied file is removed."""
@@ -126,30 +126,6 @@ class UserFiles:
 
     def delete_all(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
-
-
-def _append_lines(path: Path, lines: list[bytes]) -> None:
-    """Append whole lines with one write(2), then fsync.
-
-    One system call means a `kill -9` cannot leave half a line: it lands whole or not at all.
-    Only a power cut before the fsync can cut it, and `load` skips such a line.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    new = not path.exists()
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        # After a power cut the last line may lack its newline: start a fresh line then.
-        prefix = b"\n" if size and os.pread(fd, 1, size - 1) != b"\n" else b""
-        data = prefix + b"".join(line + b"\n" for line in lines)
-        written = os.write(fd, data)
-        while written < len(data):  # regular files write all at once; this is only a guard
-            written += os.write(fd, data[written:])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    if new:
-        fsync_dir(path.parent)
 
 
 def remove_ids(path: Path, item_ids: set[str]) -> int:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
 from bot.rag.documents import tag
+from bot.storage.atomic import append_line_safely
 
 log = logging.getLogger("bot.rag")
 
@@ -36,7 +36,7 @@ class IndexLedger:
 
     async def record(self, owner: str, entry: LedgerEntry) -> None:
         line = (entry.model_dump_json() + "\n").encode("utf-8")
-        await asyncio.to_thread(_append_durably, self.path_for(owner), line)
+        await asyncio.to_thread(append_line_safely, self.path_for(owner), line)
 
     def entries(self, owner: str) -> list[LedgerEntry]:
         try:
@@ -55,16 +55,3 @@ class IndexLedger:
 
     def clear(self, owner: str) -> None:
         self.path_for(owner).unlink(missing_ok=True)
-
-
-def _append_durably(path: Path, line: bytes) -> None:
-    """Append one line and fsync; a line torn by an earlier crash is ended first."""
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = b"\n" + line
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)

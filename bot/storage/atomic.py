@@ -37,3 +37,28 @@ def fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def append_line_safely(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Append whole lines in one write(2), then fsync (when `durable`).
+
+    One system call means a `kill -9` cannot leave half of it. A power cut before the fsync can
+    cut the last line short; the next append then starts on a fresh line, so the damage stays
+    in that one line, which readers skip.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        written = os.write(fd, data)
+        while written < len(data):  # regular files take it all at once; this is only a guard
+            written += os.write(fd, data[written:])
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if new and durable:
+        fsync_dir(path.parent)

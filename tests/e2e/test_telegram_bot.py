@@ -53,10 +53,16 @@ async def start_bot(settings, telegram, fake_llm):
         edit_runtime_config(settings.runtime_config_path, telegram={"allowedUsers": list(allowed)})
         settings.openai_base_url = fake_llm.base_url
         app = BotApp.build(settings)
+        inbox = settings.data_dir / "telegram" / "inbox.jsonl"  # as from_settings sets it
         bot = app.telegram_bot(
-            TelegramOptions(token=telegram.token, api_url=telegram.api_url, **{**FAST, **options})
+            TelegramOptions(
+                token=telegram.token,
+                api_url=telegram.api_url,
+                **{"inbox_path": inbox, **FAST, **options},
+            )
         )
         await bot.start()
+        await app.start()
         running.append((app, bot))
         return bot
 
@@ -433,7 +439,7 @@ async def test_shutdown_cancels_a_turn_past_the_grace_period(
     saved = saved_session(settings, f"telegram:{ALICE.id}")
     assert saved["messages"][0]["content"] == "very slow question", "the message is kept"
     (apology,) = telegram.texts(ALICE.id)
-    assert "Please try again" in apology, "cut short, but never left without an answer"
+    assert "shutting down" in apology, "cut short, but never left without an answer"
 
 
 def free_port() -> int:
@@ -477,3 +483,24 @@ async def test_bad_token_fails_start_with_one_clear_line(settings, telegram, fak
     assert "rejected the bot token" in str(failure.value)
     assert "wrong-token" not in str(failure.value)
     await app.aclose()
+
+
+async def test_messages_cut_short_by_a_stop_are_answered_after_the_restart(
+    start_bot, telegram, fake_llm, settings
+):
+    bot = await start_bot(shutdown_grace_seconds=0.3)
+    fake_llm.script(Reply(text="first answer"), Reply(text="never finished", delay=10.0))
+    telegram.send_text(ALICE, "first")
+    await replies(telegram, ALICE.id, 1)
+    telegram.send_text(ALICE, "second")
+    telegram.send_text(ALICE, "third")
+    await telegram.wait_for(lambda: len(fake_llm.requests) == 2 and not telegram.pending_updates)
+    await bot.stop()  # "second" is cut short, "third" never started; Telegram has both as read
+
+    await start_bot()
+    await replies(telegram, ALICE.id, 4)
+    texts = telegram.texts(ALICE.id)
+    assert texts[0] == "first answer" and "shutting down" in texts[1]
+    assert texts[2:] == ["echo: second", "echo: third"], "replayed once each, in order"
+    saved = [m["content"] for m in saved_session(settings, f"telegram:{ALICE.id}")["messages"]]
+    assert saved == ["first", "first answer", "second", "echo: second", "third", "echo: third"]

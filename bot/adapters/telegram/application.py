@@ -12,6 +12,8 @@ import asyncio
 import logging
 import re
 import signal
+from collections.abc import Callable
+from typing import Any
 
 from telegram import BotCommand, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
@@ -25,8 +27,10 @@ from bot.adapters.telegram.flood_control import FloodControl
 from bot.adapters.telegram.handlers import MessageHandlerFn, TelegramUpdateHandler
 from bot.adapters.telegram.http_transport import AiohttpRequest
 from bot.adapters.telegram.inbound import BotIdentity
+from bot.adapters.telegram.inbox import UpdateInbox
 from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions
 from bot.adapters.telegram.ordering import ChatOrderedProcessor
+from bot.adapters.telegram.polling import JournaledPoller
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.commands import CommandRegistry
 from bot.config import RuntimeConfigStore
@@ -57,7 +61,7 @@ class TelegramBot:
         self.options = options
         self._commands = commands
         self.processor = ChatOrderedProcessor()
-        self.application: Application = (
+        builder = (
             ApplicationBuilder()
             .token(options.token)
             .base_url(f"{options.api_url}/bot")
@@ -66,8 +70,23 @@ class TelegramBot:
             .rate_limiter(FloodControl())
             .request(AiohttpRequest(connection_pool_size=CONNECTION_POOL_SIZE))
             .get_updates_request(AiohttpRequest(connection_pool_size=1))
-            .build()
         )
+        journaled = options.webhook is None and options.inbox_path is not None
+        if journaled:
+            builder = builder.updater(None)  # our poller fetches, through the inbox
+        self.application: Application = builder.build()
+        self.poller: JournaledPoller | None = None
+        if journaled:
+            assert options.inbox_path is not None
+            inbox = UpdateInbox(options.inbox_path, keep=_from_allowed_user(config))
+            self.poller = JournaledPoller(
+                self.application.bot,
+                self.application.update_queue,
+                inbox,
+                options.poll_timeout_seconds,
+                ALLOWED_UPDATES,
+            )
+            self.processor.on_done = lambda update: inbox.done(update.update_id)  # type: ignore[attr-defined]
         self.sender = TelegramSender(self.application.bot)
         self.typing = TypingIndicators(self.sender, options.typing_interval_seconds)
         self.channel = TelegramChannel(
@@ -93,10 +112,14 @@ class TelegramBot:
         self.handler.me = BotIdentity(bot.id, bot.username)
         await self._publish_menu()
         await self.application.start()
-        updater = self.application.updater
-        assert updater is not None
         webhook = self.options.webhook
         try:
+            if self.poller is not None:
+                await self.poller.start()
+                log.info("[Telegram] @%s is answering (long polling)", bot.username)
+                return
+            updater = self.application.updater
+            assert updater is not None
             if webhook is None:
                 await updater.start_polling(
                     timeout=self.options.poll_timeout_seconds,
@@ -123,6 +146,8 @@ class TelegramBot:
     async def stop(self) -> None:
         """Stop taking updates, let turns in progress finish (bounded), then close."""
         app = self.application
+        if self.poller is not None:
+            await self.poller.stop()
         if app.updater is not None and app.updater.running:
             await app.updater.stop()
         if app.running:
@@ -209,3 +234,13 @@ async def _log_update_error(update: object, context: ContextTypes.DEFAULT_TYPE) 
 
 def _log_polling_error(error: TelegramError) -> None:
     log.warning("[Telegram] getUpdates failed (%s); PTB retries with backoff", error)
+
+
+def _from_allowed_user(config: RuntimeConfigStore) -> Callable[[dict[str, Any]], bool]:
+    """Which fetched updates the inbox keeps: messages of allowed users, nobody else's."""
+
+    def keep(update: dict[str, Any]) -> bool:
+        sender = (update.get("message") or {}).get("from") or {}
+        return sender.get("id") in config.current().telegram.allowed_users
+
+    return keep

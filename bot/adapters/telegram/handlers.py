@@ -95,6 +95,7 @@ class TelegramUpdateHandler:
             text=text,
             received_at=inbound.sent_at,
             user_name=inbound.user_name,
+            external_id=f"telegram:{inbound.address.chat_id}:{inbound.message_id}",
         )
         reply_to_in_this_turn(inbound.address, inbound.message_id if inbound.in_group else None)
         if parse_command(message) is None:

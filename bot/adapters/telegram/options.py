@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from bot.settings import Settings
@@ -47,6 +48,8 @@ class TelegramOptions:
     """Long polling: how long one getUpdates waits for news."""
     start_attempts: int = 5
     """getMe tries at start-up while the Bot API is unreachable (a bad token is not retried)."""
+    inbox_path: Path | None = None
+    """Long polling keeps fetched updates here until handled (see `inbox.py`); None: no inbox."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> TelegramOptions:
@@ -65,4 +68,5 @@ class TelegramOptions:
             token=settings.telegram_bot_token.get_secret_value(),
             api_url=settings.telegram_api_url.rstrip("/"),
             webhook=webhook,
+            inbox_path=settings.data_dir / "telegram" / "inbox.jsonl",
         )

@@ -30,9 +30,12 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         self,
         max_concurrent_updates: int = DEFAULT_MAX_CONCURRENT_UPDATES,
         key_of: Callable[[object], str | None] = chat_key,
+        on_done: Callable[[object], None] | None = None,
     ) -> None:
         super().__init__(max_concurrent_updates)
         self._key_of = key_of
+        self.on_done = on_done
+        """Called when an update has been handled to the end (not when it was cancelled)."""
         self._locks = ChatLocks()
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -57,10 +60,12 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
             if key is None:
                 started = True
                 await coroutine
-                return
-            async with self._locks.hold(key):
-                started = True
-                await coroutine
+            else:
+                async with self._locks.hold(key):
+                    started = True
+                    await coroutine
+            if self.on_done is not None:
+                self.on_done(update)
         finally:
             self._tasks.discard(task)
             if not started and inspect.iscoroutine(coroutine):

@@ -1,0 +1,100 @@
+"""Long polling that keeps every fetched update in the inbox before Telegram forgets it.
+
+PTB's own `Updater` confirms a batch (asks for the next offset) as soon as it is queued, so
+a crash loses whatever was queued behind a running turn. Here a batch goes to the inbox
+(fsynced) first, then to PTB's update queue; only the next getUpdates confirms it. At start,
+what the inbox still holds from before is queued ahead of anything new.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from telegram import Bot, Update
+from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
+
+from bot.adapters.telegram.inbox import UpdateInbox
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_SECONDS = 30.0
+
+
+class JournaledPoller:
+    """Fetches updates into PTB's queue through the inbox; `start` and `stop` it."""
+
+    def __init__(
+        self,
+        bot: Bot,
+        queue: asyncio.Queue[object],
+        inbox: UpdateInbox,
+        timeout_seconds: float,
+        allowed_updates: list[str],
+    ) -> None:
+        self._bot = bot
+        self._queue = queue
+        self.inbox = inbox
+        self._timeout = timeout_seconds
+        self._allowed = allowed_updates
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Polling needs no webhook set; then replay the inbox and start fetching."""
+        await self._bot.delete_webhook()
+        replayed = self.inbox.pending()
+        for data in replayed:
+            await self._queue.put(Update.de_json(data, self._bot))
+        if replayed:
+            log.info("[Telegram] handling %d message(s) kept from before a stop", len(replayed))
+        self._task = asyncio.create_task(self._poll(), name="telegram-polling")
+
+    async def stop(self) -> None:
+        if self._task is None:
+            return
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    async def _poll(self) -> None:
+        failures = 0
+        while True:
+            try:
+                updates = await self._bot.get_updates(
+                    offset=self.inbox.last_update_id + 1,
+                    timeout=self._timeout,
+                    allowed_updates=self._allowed,
+                )
+            except TimedOut:
+                continue
+            except RetryAfter as exc:
+                await asyncio.sleep(_seconds(exc.retry_after))
+                continue
+            except InvalidToken:
+                log.error("[Telegram] the bot token was revoked; no more updates are fetched")
+                return
+            except TelegramError as exc:
+                failures += 1
+                delay = min(2.0**failures, MAX_BACKOFF_SECONDS)
+                log.warning("[Telegram] getUpdates failed (%s); retrying in %gs", exc, delay)
+                await asyncio.sleep(delay)
+                continue
+            failures = 0
+            if updates:
+                batch = [_as_json(update) for update in updates]
+                await asyncio.to_thread(self.inbox.received, batch)
+                for update in updates:
+                    await self._queue.put(update)
+
+
+def _as_json(update: Update) -> dict[str, Any]:
+    return json.loads(update.to_json())
+
+
+def _seconds(value: object) -> float:
+    total = getattr(value, "total_seconds", None)
+    return float(total()) if callable(total) else float(value)  # type: ignore[arg-type]

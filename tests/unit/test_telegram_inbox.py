@@ -1,0 +1,60 @@
+import json
+
+from bot.adapters.telegram.inbox import UpdateInbox
+
+
+def update(update_id, user=1, text="hi"):
+    return {"update_id": update_id, "message": {"message_id": update_id, "from": {"id": user},
+            "chat": {"id": user, "type": "private"}, "date": 1, "text": text}}  # fmt: skip
+
+
+def allowed(data):
+    return data["message"]["from"]["id"] in (1, 2)
+
+
+def test_fetched_updates_stay_pending_until_done_even_across_restarts(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(10), update(11, user=2), update(12)])
+    inbox.done(11)
+    reopened = UpdateInbox(path, allowed)
+    assert [u["update_id"] for u in reopened.pending()] == [10, 12]
+    assert reopened.last_update_id == 12
+
+
+def test_strangers_messages_never_reach_the_disk(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(5, user=999, text="stranger's secret"), update(6)])
+    assert "stranger's secret" not in path.read_text()
+    assert [u["update_id"] for u in inbox.pending()] == [6]
+    assert UpdateInbox(path, allowed).last_update_id == 6
+
+
+def test_a_redelivered_update_is_not_kept_twice(tmp_path):
+    inbox = UpdateInbox(tmp_path / "inbox.jsonl", allowed)
+    inbox.received([update(7)])
+    inbox.done(7)
+    inbox.received([update(7), update(8)])
+    assert [u["update_id"] for u in inbox.pending()] == [8]
+
+
+def test_compaction_drops_handled_updates_but_keeps_the_offset(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    for n in range(1, 601):
+        inbox.received([update(n)])
+        inbox.done(n)
+    inbox.received([update(601)])
+    lines = path.read_text().splitlines()
+    assert len(lines) < 300, "compacted after 500 handled updates (1201 lines without)"
+    reopened = UpdateInbox(path, allowed)
+    assert [u["update_id"] for u in reopened.pending()] == [601]
+    assert reopened.last_update_id == 601
+
+
+def test_a_damaged_line_is_skipped(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    path.write_text(json.dumps({"update": update(3)}) + "\n{torn\n")
+    inbox = UpdateInbox(path, allowed)
+    assert [u["update_id"] for u in inbox.pending()] == [3]
