@@ -121,8 +121,10 @@ class LightRagAdapter:
             self._log_failure("Index", exc)
             raise
         track_id = answer.get("track_id") if isinstance(answer, dict) else None
-        doc_id = await self._doc_id_for(rag, track_id) if track_id else None
-        return IndexReceipt(document.file_source, doc_id, track_id)
+        if not track_id:
+            return IndexReceipt(document.file_source, None, None)
+        doc_id, duplicate_of = await self._doc_id_for(rag, track_id)
+        return IndexReceipt(document.file_source, doc_id, track_id, duplicate_of=duplicate_of)
 
     def is_available(self) -> bool:
         rag = self._config.current().rag
@@ -231,8 +233,9 @@ class LightRagAdapter:
         )
         return _Failure(brief, http_status=http_status)
 
-    async def _doc_id_for(self, rag: RagConfig, track_id: str) -> str | None:
-        """The document id the server gave an upload, which deletion needs later.
+    async def _doc_id_for(self, rag: RagConfig, track_id: str) -> tuple[str | None, str | None]:
+        """The id the server gave an upload (deletion needs it), and the id of the document
+        it duplicates when the server refused the text as already known.
 
         The server registers an upload a moment after answering (later still while its
         pipeline is busy), so the lookup is retried briefly. It runs in the index worker,
@@ -244,12 +247,16 @@ class LightRagAdapter:
                 answer = await self._call(rag, "GET", f"/documents/track_status/{track_id}")
             except (RagUnavailable, RagRejected) as exc:
                 log.info("[RAG] could not look up the id of upload %s: %s", track_id, exc)
-                return None
+                return None, None
             documents = answer.get("documents") if isinstance(answer, dict) else None
             if documents and documents[0].get("id"):
-                return str(documents[0]["id"])
+                found = documents[0]
+                metadata = found.get("metadata") or {}
+                if metadata.get("is_duplicate"):
+                    return str(found["id"]), str(metadata.get("original_doc_id") or "") or None
+                return str(found["id"]), None
             await asyncio.sleep(pause)
-        return None
+        return None, None
 
     def _headers(self, rag: RagConfig) -> dict[str, str]:
         key = self._env_api_key.get_secret_value() if self._env_api_key else ""

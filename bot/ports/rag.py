@@ -28,6 +28,8 @@ class IndexReceipt:
     doc_id: str | None
     track_id: str | None
     already_present: bool = False
+    duplicate_of: str | None = None
+    """The server refused the text as identical to this document (LightRAG ids by content)."""
 
 
 @dataclass(frozen=True)

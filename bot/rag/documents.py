@@ -50,6 +50,19 @@ class RagDocument(BaseModel):
             created_at=at,
         )
 
+    def distinct(self) -> RagDocument:
+        """The same exchange under a new name, with a `Participant:` line naming its owner.
+
+        LightRAG ids a document by its text and refuses a second identical one. When two users'
+        exchanges read the same, this makes the second one its own document.
+        """
+        return self.model_copy(
+            update={
+                "file_source": file_source_for(self.created_at, self.owner, self.chat_key),
+                "text": f"{self.text}\nParticipant: {tag(self.owner)}",
+            }
+        )
+
 
 def format_exchange(user_text: str, assistant_text: str, at: datetime, skill: str | None) -> str:
     """`Date:`, optional `Skill:`, `User:`, `Assistant:` lines, as the spec lays out."""

@@ -14,7 +14,7 @@ import random
 
 from bot.config import RuntimeConfigStore
 from bot.conversation import utc_now
-from bot.ports.rag import RagPort, RagRejected, RagUnavailable
+from bot.ports.rag import IndexReceipt, RagPort, RagRejected, RagUnavailable
 from bot.rag.documents import RagDocument
 from bot.rag.ledger import IndexLedger, LedgerEntry
 from bot.rag.queue import IndexQueue, QueuedDocument
@@ -97,6 +97,20 @@ class RagIndexer:
     async def _send(self, item: QueuedDocument) -> None:
         document = item.document
         receipt = await self._rag.index(document)
+        if receipt.duplicate_of and not self._owns(document.owner, receipt.duplicate_of):
+            # Another user's exchange read the same: this one must be a document of its own.
+            await self._record(document, receipt)  # the refused upload, for deletion
+            document = document.distinct()
+            receipt = await self._rag.index(document)
+        await self._record(document, receipt)
+        self.queue.remove(item)
+        self.indexed += 1
+        log.info("[RagIndexing] Indexed %d chars", len(document.text))
+
+    def _owns(self, owner: str, doc_id: str) -> bool:
+        return any(entry.doc_id == doc_id for entry in self._ledger.entries(owner))
+
+    async def _record(self, document: RagDocument, receipt: IndexReceipt) -> None:
         entry = LedgerEntry(
             file_source=document.file_source,
             doc_id=receipt.doc_id,
@@ -105,9 +119,6 @@ class RagIndexer:
             indexed_at=utc_now(),
         )
         await self._ledger.record(document.owner, entry)
-        self.queue.remove(item)
-        self.indexed += 1
-        log.info("[RagIndexing] Indexed %d chars", len(document.text))
 
     async def _sleep(self, seconds: float | None) -> None:
         """Until a new document arrives, shutdown begins, or `seconds` pass."""

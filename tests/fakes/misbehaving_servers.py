@@ -1,92 +1,76 @@
-"""Servers that fail the way real ones do: silent, or slow at one endpoint. For fault tests.
+"""Servers that fail the way real ones do, for fault tests and benchmarks.
 
-Both run on 127.0.0.1 in a daemon thread with their own event loop.
+- `SilentServer` accepts requests and never answers: a hanging server.
+- `SlowIndexingLightRag` answers LightRAG's query endpoints at once (nothing found) and its
+  indexing endpoint after a delay.
+- `RecordingProxy` stands in front of a real server, records every request, and can be told
+  to hang or to answer 502 as if the server behind it were gone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
+import time
+from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 
+from tests.fakes.background_server import BackgroundServer
 
-class _Threaded:
-    def __init__(self) -> None:
-        self.port = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._closers: list[Any] = []
+
+class _Hanging(BackgroundServer):
+    """Requests can be held "forever": until the server stops, which releases them."""
+
+    _released: asyncio.Event
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> Any:
-        started = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(started,), daemon=True)
-        self._thread.start()
-        if not started.wait(10):
-            raise RuntimeError(f"{type(self).__name__} did not start")
-        return self
+    def routes(self, app: web.Application) -> None:
+        self._released = asyncio.Event()
 
-    def __exit__(self, *exc: object) -> None:
-        if self._loop is not None:
-            for close in self._closers:
-                asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
+    async def on_stop(self) -> None:
+        self._released.set()
 
-    def _serve(self, started: threading.Event) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        loop.run_until_complete(self._start())
-        started.set()
-        loop.run_forever()
-
-    async def _start(self) -> None:
-        raise NotImplementedError
+    async def hold(self) -> web.Response:
+        await self._released.wait()
+        return web.Response(status=503, text="server stopping")
 
 
-class SilentServer(_Threaded):
-    """Accepts connections and never answers: the hanging server."""
+class SilentServer(_Hanging):
+    name = "silent-server"
 
-    async def _start(self) -> None:
-        async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await reader.read(-1)
+    def routes(self, app: web.Application) -> None:
+        super().routes(app)
+        app.router.add_route("*", "/{tail:.*}", self._never)
 
-        server = await asyncio.start_server(hold, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-
-        async def close() -> None:
-            server.close()
-
-        self._closers.append(close)
+    async def _never(self, request: web.Request) -> web.Response:
+        return await self.hold()
 
 
-class SlowIndexingLightRag(_Threaded):
-    """Answers LightRAG's query endpoints at once (nothing found) and indexing after a delay."""
+class SlowIndexingLightRag(BackgroundServer):
+    name = "slow-indexing-lightrag"
 
     def __init__(self, index_delay: float) -> None:
         super().__init__()
         self.index_delay = index_delay
         self.indexed = 0
 
-    async def _start(self) -> None:
-        app = web.Application()
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/query/data", self._query_data)
         app.router.add_post("/query", self._query)
         app.router.add_post("/documents/text", self._index)
         app.router.add_get("/documents/track_status/{track}", self._track)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self._closers.append(lambda: runner.cleanup())
 
     async def _query_data(self, request: web.Request) -> web.Response:
         empty = {"entities": [], "relationships": [], "chunks": [], "references": []}
@@ -102,6 +86,71 @@ class SlowIndexingLightRag(_Threaded):
 
     async def _track(self, request: web.Request) -> web.Response:
         return web.json_response({"track_id": "t", "documents": [{"id": f"doc-{self.indexed}"}]})
+
+
+@dataclass(frozen=True)
+class ProxiedRequest:
+    method: str
+    path: str
+    body: Any
+    at: float
+
+
+class RecordingProxy(_Hanging):
+    """Forwards everything to `upstream`; `mode` is "forward", "hang" or "down" (502)."""
+
+    name = "recording-proxy"
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__()
+        self.upstream = upstream.rstrip("/")
+        self.mode = "forward"
+        self._lock = threading.Lock()
+        self._requests: list[ProxiedRequest] = []
+        self._session: aiohttp.ClientSession | None = None
+
+    def requests(self, path: str | None = None) -> list[ProxiedRequest]:
+        with self._lock:
+            return [r for r in self._requests if path is None or r.path == path]
+
+    def routes(self, app: web.Application) -> None:
+        super().routes(app)
+        app.router.add_route("*", "/{tail:.*}", self._forward)
+
+    async def on_stop(self) -> None:
+        await super().on_stop()
+        if self._session is not None:
+            await self._session.close()
+
+    async def _forward(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw
+        with self._lock:
+            self._requests.append(ProxiedRequest(request.method, request.path, body, time.time()))
+        if self.mode == "hang":
+            return await self.hold()
+        if self.mode == "down":
+            return web.Response(status=502, text="upstream gone")
+        if self._session is None:
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120))
+        headers = {k: v for k, v in request.headers.items() if k.lower() in _PASSED_HEADERS}
+        try:
+            async with self._session.request(
+                request.method, self.upstream + request.path_qs, data=raw, headers=headers
+            ) as answer:
+                content = await answer.read()
+                kind = answer.headers.get("Content-Type", "application/json")
+                return web.Response(
+                    body=content, status=answer.status, content_type=kind.split(";")[0]
+                )
+        except aiohttp.ClientError:
+            return web.Response(status=502, text="upstream unreachable")
+
+
+_PASSED_HEADERS = {"content-type", "x-api-key", "authorization", "accept"}
 
 
 def refused_port() -> int:

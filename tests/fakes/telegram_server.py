@@ -205,6 +205,7 @@ class FakeTelegramServer(BackgroundServer):
         self._poll_generation = 0
         self._news: asyncio.Event | None = None
         self._delivery: asyncio.Task[None] | None = None
+        self._stopping = False
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -217,6 +218,9 @@ class FakeTelegramServer(BackgroundServer):
         app.router.add_route("*", "/bot{token}/{method}", self._dispatch)
 
     async def on_stop(self) -> None:
+        self._stopping = True  # long polls in progress answer now, not at their time-out
+        if self._news is not None:
+            self._news.set()
         if self._delivery is not None:
             self._delivery.cancel()
 
@@ -487,7 +491,7 @@ class FakeTelegramServer(BackgroundServer):
                     )
                 batch = self._confirm_and_peek(offset, limit)
             remaining = deadline - time.monotonic()
-            if batch or remaining <= 0:
+            if batch or remaining <= 0 or self._stopping:
                 return batch
             try:
                 await asyncio.wait_for(self._news.wait(), remaining)

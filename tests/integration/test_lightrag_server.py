@@ -158,3 +158,22 @@ def _wait_gone(server, owner, timeout=30):
             return sources
         time.sleep(0.3)
     raise AssertionError(f"documents of {owner} still on the server")
+
+
+async def test_two_users_saying_the_very_same_thing_both_remember_it(tmp_path, server):
+    from bot.rag.indexer import RagIndexer
+
+    alice, bob = new_user(), new_user()
+    adapter = adapter_for(tmp_path, server)
+    config = RuntimeConfigStore(config_for(tmp_path, server.url))
+    worker = RagIndexer(IndexQueue(tmp_path / "q"), adapter, IndexLedger(tmp_path / "l"), config)
+    worker.start()
+    for owner in (alice, bob):  # LightRAG ids documents by their text: the same text twice
+        await worker.enqueue(
+            RagDocument.for_exchange(owner, "t", "Our VPN exit node is Frankfurt-7.", "Ok.", AT)
+        )
+    await worker.stop(30)
+    server.wait_until_processed(at_least=1)
+    for owner in (alice, bob):
+        assert "Frankfurt-7" in await adapter.query("Which VPN exit node?", "naive", owner)
+    await adapter.aclose()

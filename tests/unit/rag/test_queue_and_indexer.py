@@ -37,6 +37,12 @@ class FakeRag:
             raise RagUnavailable("Connection refused")
         if "REJECT" in document.text:
             raise RagRejected("HTTP 422: empty", http_status=422)
+        # Like LightRAG: a text already stored is refused, naming the document it repeats.
+        for number, earlier in enumerate(self.received, 1):
+            if earlier.text == document.text:
+                return IndexReceipt(
+                    document.file_source, "dup-x", "t", duplicate_of=f"doc-{number}"
+                )
         self.received.append(document)
         return IndexReceipt(document.file_source, f"doc-{len(self.received)}", "track")
 
@@ -216,3 +222,19 @@ async def test_forget_without_lightrag_touches_no_server(tmp_path):
     with pytest.raises(RagUnavailable):
         await store.forget_user("111")
     assert [e.doc_id for e in ledger.entries("111")] == ["d"], "kept until really deleted"
+
+
+async def test_an_exchange_identical_to_another_users_is_indexed_as_its_own(tmp_path, config):
+    rag, ledger = FakeRag(), IndexLedger(tmp_path / "ledger")
+    worker = RagIndexer(IndexQueue(tmp_path / "queue"), rag, ledger, config)
+    worker.start()
+    same = "What is the office wifi password? It is on the fridge."
+    await worker.enqueue(doc("111", same))
+    await worker.enqueue(doc("222", same))  # another user, the very same words
+    await worker.enqueue(doc("111", same))  # the first user again: already remembered
+    await wait_for(lambda: worker.queue.depth == 0)
+    await worker.stop(1)
+    assert [d.owner for d in rag.received] == ["111", "222"]
+    assert rag.received[1].text.endswith("\nParticipant: 222")
+    assert [e.doc_id for e in ledger.entries("222")] == ["dup-x", "doc-2"]
+    assert [e.doc_id for e in ledger.entries("111")] == ["doc-1", "dup-x"]

@@ -1,0 +1,66 @@
+"""Fixtures of the system tests: a started stack per test, LightRAG shared where it can be."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fakes.lightrag_llm import lightrag_responder
+from tests.fakes.lightrag_server import LightRagServer
+from tests.fakes.misbehaving_servers import RecordingProxy
+from tests.fakes.openai_server import FakeOpenAiServer
+from tests.fakes.telegram_server import FakeTelegramServer
+from tests.system.harness import RAG_KEY, TELEGRAM_TOKEN, EchoLlm, SystemStack
+
+
+@pytest.fixture(scope="session")
+def rag_llm():
+    """LightRAG's own LLM and embeddings: the deterministic fake."""
+    with FakeOpenAiServer(responder=lightrag_responder) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def shared_lightrag(rag_llm, tmp_path_factory):
+    """One LightRAG for the tests that neither kill it nor flood it; users never overlap."""
+    server = LightRagServer(tmp_path_factory.mktemp("lightrag"), rag_llm.base_url, RAG_KEY)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def own_lightrag(rag_llm, tmp_path):
+    """A LightRAG of this test alone, to kill, restart or flood."""
+    server = LightRagServer(tmp_path / "lightrag", rag_llm.base_url, RAG_KEY)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def make_stack(tmp_path):
+    """`make_stack(lightrag, allowed=[...], **config)`: a started stack, stopped afterwards."""
+    started: list[tuple[SystemStack, list]] = []
+
+    def make(lightrag: LightRagServer, allowed: list[int], **config) -> SystemStack:
+        telegram = FakeTelegramServer(token=TELEGRAM_TOKEN)
+        llm = EchoLlm()
+        llm_server = FakeOpenAiServer(responder=llm)
+        rag = RecordingProxy(lightrag.url)
+        servers = [telegram, llm_server, rag]
+        for server in servers:
+            server.start()
+        workdir = tmp_path / f"bot{len(started)}"
+        stack = SystemStack.create(
+            workdir, telegram, llm_server, llm, lightrag, rag, allowed, config
+        )
+        started.append((stack, servers))
+        stack.bot.start(telegram)
+        return stack
+
+    yield make
+    for stack, servers in reversed(started):
+        if stack.bot.alive:
+            stack.bot.stop()
+        for server in reversed(servers):
+            server.stop()
