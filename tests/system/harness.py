@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,11 +44,13 @@ class EchoLlm:
 
     def __init__(self) -> None:
         self.latency: Callable[[], float] = lambda: 0.0
+        self.chunk_delay = 0.0
+        """Seconds between streamed pieces of an answer (8 characters each)."""
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         users = [m for m in body.get("messages", []) if m.get("role") == "user"]
         question = users[-1]["content"] if users else ""
-        return Reply(text=f"echo: {question}", delay=self.latency())
+        return Reply(text=f"echo: {question}", delay=self.latency(), chunk_delay=self.chunk_delay)
 
 
 def echo(text: str) -> str:
@@ -194,10 +195,21 @@ class SystemStack:
         return self.replies(chat_id)
 
     def ask(self, user_id: int, text: str, within: float = 30) -> str:
-        """Say `text` and wait for the one reply it gets."""
+        """Say `text` and wait for the one reply it gets (a command's, a refusal...)."""
         before = len(self.replies(user_id))
         self.say(user_id, text)
         return self.wait_replies(user_id, before + 1, within)[before]
+
+    def converse(self, user_id: int, text: str, within: float = 30) -> str:
+        """Say `text` and wait until the answer reads `echo: <text>` in full (a streamed
+        answer is edited several times before it does)."""
+        before = len(self.replies(user_id))
+        self.say(user_id, text)
+        expected = echo(text)
+        self.telegram.wait_for_sync(
+            lambda: self.replies(user_id)[before : before + 1] == [expected], within
+        )
+        return self.replies(user_id)[before]
 
     # -- what is on disk --------------------------------------------------------------------
     def session(self, chat_id: int) -> dict[str, Any]:
@@ -224,14 +236,17 @@ class SystemStack:
     def last_system_prompt(self) -> str:
         return self.llm_server.system_prompts()[-1]
 
+    def queued_documents(self) -> int:
+        """Documents in the bot's index queue, not yet accepted by LightRAG."""
+        queue = self.data / "rag" / "queue"
+        return len(list(queue.glob("*.json"))) if queue.exists() else 0
+
+    def wait_queue_empty(self, within: float = 60) -> None:
+        self.telegram.wait_for_sync(lambda: self.queued_documents() == 0, within)
+
     def wait_indexed(self, documents: int, within: float = 90) -> None:
         """Until the bot's queue is empty and LightRAG has processed `documents` in all."""
-        queue = self.data / "rag" / "queue"
-        deadline = time.monotonic() + within
-        while time.monotonic() < deadline:
-            if not queue.exists() or not any(queue.glob("*.json")):
-                break
-            time.sleep(0.2)
+        self.wait_queue_empty(within)
         self.lightrag.wait_until_processed(documents, within)
 
 
