@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import unicodedata
+from collections.abc import Awaitable
 from typing import Any
 
 import httpx
@@ -42,10 +43,12 @@ TRACK_LOOKUP_PAUSES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 class _Failure(RagUnavailable):
     """A failed call, with the short text the spec's log lines use."""
 
-    def __init__(self, brief: str, *, http_status: int | None = None) -> None:
+    def __init__(self, brief: str, *, http_status: int | None = None, quiet: bool = False) -> None:
         super().__init__(brief)
         self.brief = brief
         self.http_status = http_status
+        self.quiet = quiet
+        """Skipped rather than failed (circuit open, stall): logged at debug level only."""
 
 
 class _AnswerResponse(BaseModel):
@@ -74,6 +77,8 @@ class LightRagAdapter:
         self._env_api_key = env_api_key
         self._client = client or httpx.AsyncClient()
         self.breaker = breaker or CircuitBreaker()
+        self._stalled: asyncio.Event | None = None
+        """Set when a query times out: the other queries in flight give up at once."""
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -88,12 +93,14 @@ class LightRagAdapter:
         try:
             if rag.retrieval_style == "answer":
                 answer = _AnswerResponse.model_validate(
-                    await self._call(rag, "POST", "/query", body)
+                    await self._call(rag, "POST", "/query", body, on_turn_path=True)
                 )
                 if not answer.llm_generated or NO_CONTEXT_MARKER in answer.response:
                     return ""
                 return answer.response.strip()
-            found = _DataResponse.model_validate(await self._call(rag, "POST", "/query/data", body))
+            found = _DataResponse.model_validate(
+                await self._call(rag, "POST", "/query/data", body, on_turn_path=True)
+            )
         except _Failure as exc:
             self._log_failure("Query", exc)
             return ""
@@ -187,19 +194,31 @@ class LightRagAdapter:
 
     # -- plumbing --------------------------------------------------------------------------
     async def _call(
-        self, rag: RagConfig, method: str, path: str, body: dict[str, Any] | None = None
+        self,
+        rag: RagConfig,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        *,
+        on_turn_path: bool = False,
     ) -> Any:
-        """One request through the circuit breaker; JSON answer, or a typed failure."""
+        """One request through the circuit breaker; JSON answer, or a typed failure.
+
+        `on_turn_path` requests (queries a user is waiting on) also give up as soon as another
+        query times out: when the server stalls, a wave of concurrent turns then pays one
+        time-out between them, not one each.
+        """
         if not self.breaker.allow(rag.circuit_cooldown_seconds):
-            raise _Failure(f"circuit open ({self.breaker.last_error})")
+            raise _Failure(f"circuit open ({self.breaker.last_error})", quiet=True)
+        request = self._client.request(
+            method,
+            _url(rag, path),
+            json=body,
+            headers=self._headers(rag),
+            timeout=rag.timeout_seconds,
+        )
         try:
-            response = await self._client.request(
-                method,
-                _url(rag, path),
-                json=body,
-                headers=self._headers(rag),
-                timeout=rag.timeout_seconds,
-            )
+            response = await (self._unless_stalled(request) if on_turn_path else request)
         except httpx.TimeoutException:
             brief = f"timed out after {rag.timeout_seconds:g}s"
             raise self._failed(rag, brief, severe=True) from None
@@ -231,7 +250,28 @@ class LightRagAdapter:
         self.breaker.record_failure(
             brief, rag.circuit_failure_threshold, rag.circuit_cooldown_seconds, severe=severe
         )
+        if severe and self._stalled is not None:
+            self._stalled.set()
+            self._stalled = None
         return _Failure(brief, http_status=http_status)
+
+    async def _unless_stalled(self, request: Awaitable[httpx.Response]) -> httpx.Response:
+        """`request`'s answer, unless another query times out first (then a quiet failure)."""
+        if self._stalled is None:
+            self._stalled = asyncio.Event()
+        stalled = asyncio.ensure_future(self._stalled.wait())
+        answer = asyncio.ensure_future(request)
+        try:
+            await asyncio.wait({answer, stalled}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            answer.cancel()
+            raise
+        finally:
+            stalled.cancel()
+        if answer.done():
+            return answer.result()
+        answer.cancel()
+        raise _Failure("gave up: another query to LightRAG just timed out", quiet=True)
 
     async def _doc_id_for(self, rag: RagConfig, track_id: str) -> tuple[str | None, str | None]:
         """The id the server gave an upload (deletion needs it), and the id of the document
@@ -265,7 +305,7 @@ class LightRagAdapter:
 
     @staticmethod
     def _log_failure(what: str, exc: _Failure) -> None:
-        if exc.brief.startswith("circuit open"):
+        if exc.quiet:
             log.debug("[RAG] %s skipped: %s", what, exc.brief)
         elif exc.http_status is not None:
             log.warning("[RAG] %s failed: %s", what, exc.brief)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
-from tests.fakes.lightrag_llm import lightrag_responder
-from tests.fakes.lightrag_server import LightRagServer
+from tests.fakes.lightrag_server import REPO, LightRagServer
 from tests.fakes.misbehaving_servers import RecordingProxy
 from tests.fakes.openai_server import FakeOpenAiServer
 from tests.fakes.telegram_server import FakeTelegramServer
@@ -13,25 +15,36 @@ from tests.system.harness import RAG_KEY, TELEGRAM_TOKEN, EchoLlm, SystemStack
 
 
 @pytest.fixture(scope="session")
-def rag_llm():
-    """LightRAG's own LLM and embeddings: the deterministic fake."""
-    with FakeOpenAiServer(responder=lightrag_responder) as server:
-        yield server
+def rag_llm_url():
+    """LightRAG's own LLM and embeddings: the deterministic fake, in a process of its own so
+    that under load it does not compete with the emulator for this process's GIL."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.serve_lightrag_llm"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    assert url.startswith("http://127.0.0.1:"), url
+    yield url
+    process.terminate()
+    process.wait(10)
 
 
 @pytest.fixture(scope="session")
-def shared_lightrag(rag_llm, tmp_path_factory):
+def shared_lightrag(rag_llm_url, tmp_path_factory):
     """One LightRAG for the tests that neither kill it nor flood it; users never overlap."""
-    server = LightRagServer(tmp_path_factory.mktemp("lightrag"), rag_llm.base_url, RAG_KEY)
+    server = LightRagServer(tmp_path_factory.mktemp("lightrag"), rag_llm_url, RAG_KEY)
     server.start()
     yield server
     server.stop()
 
 
 @pytest.fixture
-def own_lightrag(rag_llm, tmp_path):
+def own_lightrag(rag_llm_url, tmp_path):
     """A LightRAG of this test alone, to kill, restart or flood."""
-    server = LightRagServer(tmp_path / "lightrag", rag_llm.base_url, RAG_KEY)
+    server = LightRagServer(tmp_path / "lightrag", rag_llm_url, RAG_KEY)
     server.start()
     yield server
     server.stop()

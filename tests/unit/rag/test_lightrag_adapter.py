@@ -231,3 +231,35 @@ async def test_documents_of_pages_through_the_server_and_keeps_the_owners(adapte
     respx.post(f"{URL}/documents/paginated").mock(side_effect=page)
     found = await adapter.documents_of("111")
     assert [d.doc_id for d in found] == ["doc-1-mine", "doc-2-mine"]
+
+
+@respx.mock
+async def test_when_one_query_times_out_the_others_in_flight_give_up_at_once(config_path):
+    import asyncio
+    import time
+
+    write_config(config_path, timeoutSeconds=0.3, circuitCooldownSeconds=30)
+    adapter = LightRagAdapter(RuntimeConfigStore(config_path), SecretStr("k"))
+
+    calls = []
+
+    async def stalled_server(request):
+        calls.append(request)
+        if len(calls) == 1:  # a mocked transport enforces no time-out: the first one raises it
+            await asyncio.sleep(0.3)
+            raise httpx.ReadTimeout("no answer")
+        await asyncio.sleep(10)  # a server that stopped answering
+        return httpx.Response(200, json=data_answer(("too late", MINE)))
+
+    respx.post(f"{URL}/query/data").mock(side_effect=stalled_server)
+    started = time.monotonic()
+    first = asyncio.create_task(adapter.query("Which port does Redis use?", "hybrid", "111"))
+    await asyncio.sleep(0.2)  # these start later: each would otherwise wait its own 0.3 s
+    others = [
+        asyncio.create_task(adapter.query("Which port does Redis use?", "hybrid", "111"))
+        for _ in range(5)
+    ]
+    results = await asyncio.gather(first, *others)
+    assert results == [""] * 6
+    assert time.monotonic() - started < 0.45, "one time-out for all, not one each"
+    assert adapter.breaker.state is CircuitState.OPEN
