@@ -25,10 +25,12 @@ from bot.ports.rag import (
     RagRejected,
     RagUnavailable,
     StoredDocument,
+    UploadStatus,
 )
 from bot.rag.circuit import CircuitBreaker, CircuitState
 from bot.rag.context import QueryData, render_context
 from bot.rag.documents import RagDocument, owner_tag_of, tag
+from bot.words import content_words
 
 log = logging.getLogger("bot.rag")
 
@@ -37,7 +39,8 @@ MAX_QUERY_CHARS = 4000  # the server takes 65,536; a longer message adds cost, n
 NO_CONTEXT_MARKER = "[no-context]"
 HEALTH_TIMEOUT_SECONDS = 3.0
 PAGE_SIZE = 200
-TRACK_LOOKUP_PAUSES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+MAX_KEYWORDS = 32  # the server takes at most 64 per list
+HIGH_LEVEL_CHARS = 300
 
 
 class _Failure(RagUnavailable):
@@ -89,7 +92,9 @@ class LightRagAdapter:
         text = text.strip()
         if not rag.enabled or query_weight(text) < MIN_QUERY_WEIGHT:
             return ""
-        body = {"query": text[:MAX_QUERY_CHARS], "mode": mode}
+        body: dict[str, Any] = {"query": text[:MAX_QUERY_CHARS], "mode": mode}
+        if rag.query_keywords == "bot":
+            body |= query_keywords(body["query"])
         try:
             if rag.retrieval_style == "answer":
                 answer = _AnswerResponse.model_validate(
@@ -121,17 +126,25 @@ class LightRagAdapter:
             answer = await self._call(rag, "POST", "/documents/text", body)
         except RagRejected as exc:
             if exc.http_status == 409:  # sent before a crash, or retried after a lost answer
-                return IndexReceipt(document.file_source, None, None, already_present=True)
+                return IndexReceipt(document.file_source, None, already_present=True)
             log.error("[RAG] Index failed: %s", exc)
             raise
         except _Failure as exc:
             self._log_failure("Index", exc)
             raise
         track_id = answer.get("track_id") if isinstance(answer, dict) else None
-        if not track_id:
-            return IndexReceipt(document.file_source, None, None)
-        doc_id, duplicate_of = await self._doc_id_for(rag, track_id)
-        return IndexReceipt(document.file_source, doc_id, track_id, duplicate_of=duplicate_of)
+        return IndexReceipt(document.file_source, str(track_id) if track_id else None)
+
+    async def upload_status(self, track_id: str) -> UploadStatus | None:
+        rag = self._config.current().rag
+        answer = await self._call(rag, "GET", f"/documents/track_status/{track_id}")
+        documents = answer.get("documents") if isinstance(answer, dict) else None
+        if not documents or not documents[0].get("id"):
+            return None
+        found = documents[0]
+        metadata = found.get("metadata") or {}
+        duplicate_of = metadata.get("original_doc_id") if metadata.get("is_duplicate") else None
+        return UploadStatus(str(found["id"]), str(duplicate_of) if duplicate_of else None)
 
     def is_available(self) -> bool:
         rag = self._config.current().rag
@@ -273,31 +286,6 @@ class LightRagAdapter:
         answer.cancel()
         raise _Failure("gave up: another query to LightRAG just timed out", quiet=True)
 
-    async def _doc_id_for(self, rag: RagConfig, track_id: str) -> tuple[str | None, str | None]:
-        """The id the server gave an upload (deletion needs it), and the id of the document
-        it duplicates when the server refused the text as already known.
-
-        The server registers an upload a moment after answering (later still while its
-        pipeline is busy), so the lookup is retried briefly. It runs in the index worker,
-        never on a turn's path; a document whose id stays unknown is still found for
-        deletion by its owner tag.
-        """
-        for pause in TRACK_LOOKUP_PAUSES:
-            try:
-                answer = await self._call(rag, "GET", f"/documents/track_status/{track_id}")
-            except (RagUnavailable, RagRejected) as exc:
-                log.info("[RAG] could not look up the id of upload %s: %s", track_id, exc)
-                return None, None
-            documents = answer.get("documents") if isinstance(answer, dict) else None
-            if documents and documents[0].get("id"):
-                found = documents[0]
-                metadata = found.get("metadata") or {}
-                if metadata.get("is_duplicate"):
-                    return str(found["id"]), str(metadata.get("original_doc_id") or "") or None
-                return str(found["id"]), None
-            await asyncio.sleep(pause)
-        return None, None
-
     def _headers(self, rag: RagConfig) -> dict[str, str]:
         key = self._env_api_key.get_secret_value() if self._env_api_key else ""
         key = key or rag.api_key.get_secret_value()
@@ -311,6 +299,16 @@ class LightRagAdapter:
             log.warning("[RAG] %s failed: %s", what, exc.brief)
         else:
             log.warning("[RAG] %s error: %s", what, exc.brief)
+
+
+def query_keywords(text: str) -> dict[str, list[str]]:
+    """Keywords for LightRAG's graph search, so that it need not ask its LLM for them.
+
+    The message's own meaningful words are the low-level (entity) keywords; the message as a
+    whole is the one high-level (theme) keyword, which LightRAG matches by embedding.
+    """
+    words = content_words(text, limit=MAX_KEYWORDS)
+    return {"hl_keywords": [" ".join(text.split())[:HIGH_LEVEL_CHARS]], "ll_keywords": words}
 
 
 def query_weight(text: str) -> int:

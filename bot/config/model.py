@@ -54,6 +54,7 @@ QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]
 
 
 RetrievalStyle = Literal["context", "answer"]
+KeywordSource = Literal["bot", "lightrag"]
 
 
 class RagConfig(Section):
@@ -70,6 +71,7 @@ class RagConfig(Section):
     timeout_seconds: float = Field(10, gt=0, le=600)
     index_min_length: int = Field(50, ge=0)
     retrieval_style: RetrievalStyle = "context"
+    query_keywords: KeywordSource = "bot"
     context_max_chars: int = Field(4000, ge=200, le=100_000)
     circuit_failure_threshold: int = Field(3, ge=1, le=100)
     circuit_cooldown_seconds: float = Field(30, gt=0, le=3600)

@@ -22,14 +22,21 @@ class RagRejected(Exception):
 
 @dataclass(frozen=True)
 class IndexReceipt:
-    """What the server said about an indexed document; `doc_id` is what deletion needs."""
+    """The server took a document; `track_id` follows its processing."""
 
     file_source: str
-    doc_id: str | None
     track_id: str | None
     already_present: bool = False
+    """Sent before (a crash came between upload and bookkeeping): nothing more to do."""
+
+
+@dataclass(frozen=True)
+class UploadStatus:
+    """What the server made of an upload: its document id (deletion needs it), and the
+    document it repeats when it refused the text as already known (LightRAG ids by content)."""
+
+    doc_id: str
     duplicate_of: str | None = None
-    """The server refused the text as identical to this document (LightRAG ids by content)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,10 @@ class RagPort(Protocol):
 
     async def index(self, document: RagDocument) -> IndexReceipt:
         """Send one document; raises `RagUnavailable` (retry) or `RagRejected` (drop)."""
+        ...
+
+    async def upload_status(self, track_id: str) -> UploadStatus | None:
+        """The status of an upload; None while the server has not registered it yet."""
         ...
 
     def is_available(self) -> bool:

@@ -14,7 +14,7 @@ import random
 
 from bot.config import RuntimeConfigStore
 from bot.conversation import utc_now
-from bot.ports.rag import IndexReceipt, RagPort, RagRejected, RagUnavailable
+from bot.ports.rag import RagPort, RagRejected, RagUnavailable
 from bot.rag.documents import RagDocument
 from bot.rag.ledger import IndexLedger, LedgerEntry
 from bot.rag.queue import IndexQueue, QueuedDocument
@@ -23,6 +23,9 @@ log = logging.getLogger("bot.rag")
 
 FIRST_BACKOFF_SECONDS = 1.0
 DISABLED_RECHECK_SECONDS = 5.0
+SETTLE_PAUSES = (0.05, 0.1, 0.2, 0.5, 1, 2, 4, 8, 15)
+"""Waits between looks at an upload's status (about 30 s in all) before giving up on it."""
+SETTLE_AT_ONCE = 4
 
 
 class RagIndexer:
@@ -38,6 +41,8 @@ class RagIndexer:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
+        self._settling: set[asyncio.Task[None]] = set()
+        self._settle_slots = asyncio.Semaphore(SETTLE_AT_ONCE)
         self.indexed = 0
 
     async def enqueue(self, document: RagDocument) -> None:
@@ -63,6 +68,8 @@ class RagIndexer:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        for task in list(self._settling):  # ids are found later by owner tag anyway
+            task.cancel()
         if self.queue.depth:
             log.info("[RagIndexing] %d document(s) stay queued on disk", self.queue.depth)
         self._task = None
@@ -73,9 +80,12 @@ class RagIndexer:
             rag = self._config.current().rag
             item = self.queue.oldest() if rag.enabled else None
             if item is None:
-                if self._stopping:
+                if self._stopping and not self._settling:
                     return
-                await self._sleep(None if rag.enabled else DISABLED_RECHECK_SECONDS)
+                if self._stopping:  # a settle may yet queue a document: look again shortly
+                    await self._sleep(0.1)
+                else:
+                    await self._sleep(None if rag.enabled else DISABLED_RECHECK_SECONDS)
                 continue
             try:
                 await self._send(item)
@@ -95,26 +105,47 @@ class RagIndexer:
             backoff = 0.0
 
     async def _send(self, item: QueuedDocument) -> None:
+        """Upload one document; what the server made of it is settled in the background, so
+        a busy server, slow to register uploads, never holds up the queue."""
         document = item.document
         receipt = await self._rag.index(document)
-        if receipt.duplicate_of and not self._owns(document.owner, receipt.duplicate_of):
-            # Another user's exchange read the same: this one must be a document of its own.
-            await self._record(document, receipt)  # the refused upload, for deletion
-            document = document.distinct()
-            receipt = await self._rag.index(document)
-        await self._record(document, receipt)
+        await self._record(document, receipt.track_id, doc_id=None)
         self.queue.remove(item)
         self.indexed += 1
         log.info("[RagIndexing] Indexed %d chars", len(document.text))
+        if receipt.track_id and not receipt.already_present:
+            task = asyncio.create_task(self._settle(document, receipt.track_id))
+            self._settling.add(task)
+            task.add_done_callback(self._settling.discard)
+
+    async def _settle(self, document: RagDocument, track_id: str) -> None:
+        """Record the server's id for the upload; when it refused the text as a copy of
+        another user's document, queue the exchange again as a document of its own."""
+        async with self._settle_slots:
+            for pause in SETTLE_PAUSES:
+                try:
+                    status = await self._rag.upload_status(track_id)
+                except (RagUnavailable, RagRejected):
+                    status = None
+                if status is not None:
+                    break
+                await asyncio.sleep(pause)
+            else:
+                return  # still found for deletion later by its owner tag
+        await self._record(document, track_id, status.doc_id)
+        if status.duplicate_of and not self._owns(document.owner, status.duplicate_of):
+            await self.enqueue(document.distinct())
 
     def _owns(self, owner: str, doc_id: str) -> bool:
         return any(entry.doc_id == doc_id for entry in self._ledger.entries(owner))
 
-    async def _record(self, document: RagDocument, receipt: IndexReceipt) -> None:
+    async def _record(
+        self, document: RagDocument, track_id: str | None, doc_id: str | None
+    ) -> None:
         entry = LedgerEntry(
             file_source=document.file_source,
-            doc_id=receipt.doc_id,
-            track_id=receipt.track_id,
+            doc_id=doc_id,
+            track_id=track_id,
             chat_key=document.chat_key,
             indexed_at=utc_now(),
         )

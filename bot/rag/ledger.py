@@ -25,7 +25,11 @@ class LedgerEntry(BaseModel):
 
 
 class IndexLedger:
-    """One JSONL file per user under `<data dir>/rag/ledger/`, appended with fsync."""
+    """One JSONL file per user under `<data dir>/rag/ledger/`, appended with fsync.
+
+    A document is recorded when the server takes it, and again once its id is known: the
+    later line of a `file_source` wins.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -39,19 +43,22 @@ class IndexLedger:
         await asyncio.to_thread(append_line_safely, self.path_for(owner), line)
 
     def entries(self, owner: str) -> list[LedgerEntry]:
+        """The user's documents, each as last recorded, in the order first recorded."""
         try:
             lines = self.path_for(owner).read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
             return []
-        entries = []
+        entries: dict[str, LedgerEntry] = {}
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                entries.append(LedgerEntry.model_validate(json.loads(line)))
+                entry = LedgerEntry.model_validate(json.loads(line))
             except (ValueError, ValidationError):
                 log.warning("[RAG] skipped damaged line %d of %s", number, self.path_for(owner))
-        return entries
+                continue
+            entries[entry.file_source] = entry
+        return list(entries.values())
 
     def clear(self, owner: str) -> None:
         self.path_for(owner).unlink(missing_ok=True)

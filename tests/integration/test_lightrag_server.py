@@ -6,6 +6,7 @@ extraction and keyword prompts, so a real knowledge graph is built from what is 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -61,7 +62,12 @@ def new_user() -> str:
 async def index(adapter, owner, user_text, answer):
     document = RagDocument.for_exchange(owner, f"test:{owner}", user_text, answer, AT)
     receipt = await adapter.index(document)
-    assert receipt.doc_id and receipt.doc_id.startswith("doc-")
+    for _ in range(100):
+        status = await adapter.upload_status(receipt.track_id)
+        if status is not None:
+            break
+        await asyncio.sleep(0.05)
+    assert status is not None and status.doc_id.startswith("doc-")
     return document
 
 

@@ -58,7 +58,12 @@ async def test_context_query_sends_the_right_request_and_keeps_only_the_users_ch
     context = await adapter.query("  Which port does Redis use?  ", "local", owner="111")
     assert context == "Past conversations:\n- Redis runs on 6380"
     request = route.calls.last.request
-    assert json.loads(request.content) == {"query": "Which port does Redis use?", "mode": "local"}
+    assert json.loads(request.content) == {
+        "query": "Which port does Redis use?",
+        "mode": "local",
+        "hl_keywords": ["Which port does Redis use?"],
+        "ll_keywords": ["port", "Redis", "use"],
+    }, "keywords given, so LightRAG need not ask its LLM for them"
     assert request.headers["X-API-Key"] == "env-key-123"
     assert "authorization" not in request.headers
 
@@ -173,24 +178,28 @@ def doc():
 
 
 @respx.mock
-async def test_index_posts_text_and_file_source_and_records_the_document_id(adapter):
+async def test_index_posts_text_and_file_source_and_reads_back_the_document_id(adapter):
     post = respx.post(f"{URL}/documents/text").respond(
         json={"status": "success", "message": "ok", "track_id": "insert_1"}
     )
-    respx.get(f"{URL}/documents/track_status/insert_1").respond(
-        json={"track_id": "insert_1", "documents": [{"id": "doc-abc", "status": "pending"}]}
-    )
+    track = respx.get(f"{URL}/documents/track_status/insert_1")
     document = doc()
     receipt = await adapter.index(document)
     assert json.loads(post.calls.last.request.content) == {
         "text": document.text,
         "file_source": document.file_source,
     }
-    assert (receipt.doc_id, receipt.track_id, receipt.already_present) == (
-        "doc-abc",
-        "insert_1",
-        False,
-    )
+    assert (receipt.track_id, receipt.already_present) == ("insert_1", False)
+
+    track.respond(json={"track_id": "insert_1", "documents": []})
+    assert await adapter.upload_status("insert_1") is None, "not registered yet"
+    track.respond(json={"documents": [{"id": "doc-abc", "status": "pending"}]})
+    status = await adapter.upload_status("insert_1")
+    assert (status.doc_id, status.duplicate_of) == ("doc-abc", None)
+    duplicate = {"is_duplicate": True, "original_doc_id": "doc-first"}
+    track.respond(json={"documents": [{"id": "dup-1", "status": "failed", "metadata": duplicate}]})
+    status = await adapter.upload_status("insert_1")
+    assert (status.doc_id, status.duplicate_of) == ("dup-1", "doc-first")
 
 
 @respx.mock
@@ -263,3 +272,14 @@ async def test_when_one_query_times_out_the_others_in_flight_give_up_at_once(con
     assert results == [""] * 6
     assert time.monotonic() - started < 0.45, "one time-out for all, not one each"
     assert adapter.breaker.state is CircuitState.OPEN
+
+
+@respx.mock
+async def test_keyword_extraction_can_be_left_to_lightrag(config_path, adapter):
+    write_config(config_path, queryKeywords="lightrag")
+    route = respx.post(f"{URL}/query/data").respond(json=data_answer())
+    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    assert json.loads(route.calls.last.request.content) == {
+        "query": "Which port does Redis use?",
+        "mode": "hybrid",
+    }

@@ -8,7 +8,14 @@ import pytest
 
 import bot.rag.indexer as indexer_module
 from bot.config import RuntimeConfigStore
-from bot.ports.rag import IndexReceipt, RagHealth, RagRejected, RagUnavailable, StoredDocument
+from bot.ports.rag import (
+    IndexReceipt,
+    RagHealth,
+    RagRejected,
+    RagUnavailable,
+    StoredDocument,
+    UploadStatus,
+)
 from bot.rag.documents import RagDocument
 from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger, LedgerEntry
@@ -31,20 +38,25 @@ class FakeRag:
         self.deleted: list[list[str]] = []
         self.on_server: list[StoredDocument] = []
         self.busy_deletes = 0
+        self.uploads: dict[str, UploadStatus] = {}
 
     async def index(self, document):
         if self.down:
             raise RagUnavailable("Connection refused")
         if "REJECT" in document.text:
             raise RagRejected("HTTP 422: empty", http_status=422)
+        track = f"track-{len(self.uploads)}"
         # Like LightRAG: a text already stored is refused, naming the document it repeats.
         for number, earlier in enumerate(self.received, 1):
             if earlier.text == document.text:
-                return IndexReceipt(
-                    document.file_source, "dup-x", "t", duplicate_of=f"doc-{number}"
-                )
+                self.uploads[track] = UploadStatus("dup-x", duplicate_of=f"doc-{number}")
+                return IndexReceipt(document.file_source, track)
         self.received.append(document)
-        return IndexReceipt(document.file_source, f"doc-{len(self.received)}", "track")
+        self.uploads[track] = UploadStatus(f"doc-{len(self.received)}")
+        return IndexReceipt(document.file_source, track)
+
+    async def upload_status(self, track_id):
+        return self.uploads.get(track_id)
 
     async def delete(self, doc_ids):
         if self.busy_deletes:
@@ -185,8 +197,16 @@ async def test_ledger_survives_a_torn_last_line(tmp_path):
     await ledger.record("111", entry)
     with ledger.path_for("111").open("a") as f:
         f.write('{"file_source": "torn')
-    await ledger.record("111", entry.model_copy(update={"doc_id": "d2"}))
+    await ledger.record("111", entry.model_copy(update={"file_source": "b", "doc_id": "d2"}))
     assert [e.doc_id for e in ledger.entries("111")] == ["d1", "d2"]
+
+
+async def test_a_later_line_of_a_document_updates_it(tmp_path):
+    ledger = IndexLedger(tmp_path)
+    entry = LedgerEntry(file_source="a", doc_id=None, track_id="t", chat_key="c", indexed_at=AT)
+    await ledger.record("111", entry)
+    await ledger.record("111", entry.model_copy(update={"doc_id": "doc-7"}))
+    assert [(e.file_source, e.doc_id) for e in ledger.entries("111")] == [("a", "doc-7")]
 
 
 async def test_forget_removes_queued_and_deletes_recorded_and_discovered_documents(tmp_path):
@@ -197,7 +217,9 @@ async def test_forget_removes_queued_and_deletes_recorded_and_discovered_documen
     for doc_id in ("doc-a", "doc-b"):
         await ledger.record(
             "111",
-            LedgerEntry(file_source="x", doc_id=doc_id, track_id=None, chat_key="c", indexed_at=AT),
+            LedgerEntry(
+                file_source=f"f-{doc_id}", doc_id=doc_id, track_id=None, chat_key="c", indexed_at=AT
+            ),
         )
     rag.on_server = [StoredDocument("doc-b", "x"), StoredDocument("doc-lost-id", "y")]
     rag.busy_deletes = 1

@@ -1,0 +1,76 @@
+"""`kill -9` in the middle of a load run, then a restart: nothing damaged, nothing lost."""
+
+import json
+import random
+
+import pytest
+
+from tests.system.harness import SystemStack, echo
+
+pytestmark = pytest.mark.system
+CHATS, MESSAGES = 20, 10
+FIRST_USER = 7000
+
+
+def damaged_files(data) -> list[str]:
+    """Every data file that does not parse: JSON files whole, JSONL files line by line."""
+    bad = []
+    for path in data.rglob("*.json"):
+        try:
+            json.loads(path.read_text())
+        except ValueError:
+            bad.append(str(path))
+    for path in data.rglob("*.jsonl"):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if line.strip():
+                try:
+                    json.loads(line)
+                except ValueError:
+                    bad.append(f"{path}:{number}")
+    return bad
+
+
+def test_kill_9_mid_load_then_restart_loses_and_damages_nothing(make_stack, own_lightrag):
+    users = list(range(FIRST_USER, FIRST_USER + CHATS))
+    stack: SystemStack = make_stack(own_lightrag, allowed=users)
+    rng = random.Random(9)
+    stack.llm.latency = lambda: rng.uniform(0.05, 0.3)
+    asked = {user: [f"Crash test {n} in chat {user}, please note it." for n in range(MESSAGES)]
+             for user in users}  # fmt: skip
+    for n in range(MESSAGES):
+        for user in users:
+            stack.say(user, asked[user][n])
+    answered = lambda: sum(len(stack.replies(user)) for user in users)  # noqa: E731
+    stack.telegram.wait_for_sync(lambda: answered() >= CHATS * MESSAGES * 0.4, within=120)
+
+    stack.bot.kill()
+    not_acknowledged = {u["message"]["text"] for u in stack.telegram.queued_updates()}
+    acknowledged = {
+        user: [t for t in texts if t not in not_acknowledged] for user, texts in asked.items()
+    }
+    assert sum(map(len, acknowledged.values())) > answered(), "some were in flight at the kill"
+    assert damaged_files(stack.data) == []
+    queued_at_kill = stack.queued_documents()
+
+    stack.bot.start(stack.telegram)
+    expected = {user: [echo(t) for t in texts] for user, texts in asked.items()}
+
+    def all_answered() -> bool:
+        return all(set(expected[u]) <= set(stack.replies(u)) for u in users)
+
+    stack.telegram.wait_for_sync(all_answered, within=180)
+    for user in users:
+        replies = stack.replies(user)
+        first_seen = sorted(expected[user], key=replies.index)
+        assert first_seen == expected[user], f"chat {user} answered out of order"
+        saved = stack.wait_session(user, 2 * len(acknowledged[user]))
+        for text in acknowledged[user]:
+            assert ("user", text) in saved and ("assistant", echo(text)) in saved
+    duplicates = sum(len(stack.replies(u)) - MESSAGES for u in users)
+    assert duplicates <= CHATS, f"{duplicates} messages answered twice"
+
+    stack.wait_queue_empty(within=120)  # what was queued for LightRAG at the kill went out
+    assert queued_at_kill == 0 or len(stack.rag.requests("/documents/text")) >= queued_at_kill
+    stack.converse(users[0], "Are you back for good?")
+    assert damaged_files(stack.data) == []
+    assert stack.bot.runs == 2
