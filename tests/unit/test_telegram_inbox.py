@@ -58,3 +58,11 @@ def test_a_damaged_line_is_skipped(tmp_path):
     path.write_text(json.dumps({"update": update(3)}) + "\n{torn\n")
     inbox = UpdateInbox(path, allowed)
     assert [u["update_id"] for u in inbox.pending()] == [3]
+
+
+def test_half_an_emoji_is_kept_and_read_back(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(9, text="half \ud83d emoji")])
+    assert path.read_bytes().isascii()
+    assert UpdateInbox(path, allowed).pending()[0]["message"]["text"] == "half \ud83d emoji"

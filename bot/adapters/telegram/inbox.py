@@ -7,6 +7,9 @@ handled, a `done` line follows. After a crash or a cancelled shutdown, what has 
 line is handled again at the next start, in the order Telegram sent it. A turn that did
 finish before the crash is recognised by its message id and not answered twice.
 
+Lines are ASCII JSON: a message may carry half an emoji (a lone UTF-16 surrogate), which has
+no UTF-8 form but does have a JSON escape.
+
 Only updates worth keeping are written (the caller decides: messages of allowed users), so a
 stranger's words never reach the disk. Handled updates are dropped when the file is
 compacted, at start and every few hundred updates.
@@ -55,7 +58,7 @@ class UpdateInbox:
             self.last_update_id = max(self.last_update_id, update_id)
             if self._keep(update):
                 self._pending[update_id] = update
-                lines.append(json.dumps({"update": update}, ensure_ascii=False))
+                lines.append(json.dumps({"update": update}))
             else:
                 lines.append(json.dumps({"seen": update_id}))
         if lines:
@@ -100,7 +103,7 @@ class UpdateInbox:
     def _compact(self) -> None:
         """Rewrite the file with only what is pending, plus where polling resumes."""
         lines = [json.dumps({"seen": self.last_update_id})] if self.last_update_id else []
-        lines += [json.dumps({"update": u}, ensure_ascii=False) for u in self.pending()]
+        lines += [json.dumps({"update": u}) for u in self.pending()]
         write_atomic(self.path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
         self._done_since_compaction = 0
 

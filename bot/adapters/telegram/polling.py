@@ -83,12 +83,22 @@ class JournaledPoller:
                 log.warning("[Telegram] getUpdates failed (%s); retrying in %gs", exc, delay)
                 await asyncio.sleep(delay)
                 continue
+            except Exception as exc:  # anything else must not end polling for good
+                log.exception("[Telegram] getUpdates failed unexpectedly: %s", exc)
+                await asyncio.sleep(MAX_BACKOFF_SECONDS / 10)
+                continue
             failures = 0
             if updates:
-                batch = [_as_json(update) for update in updates]
-                await asyncio.to_thread(self.inbox.received, batch)
+                await self._keep(updates)
                 for update in updates:
                     await self._queue.put(update)
+
+    async def _keep(self, updates: list[Update]) -> None:
+        """Journal a batch; if the disk refuses, answer anyway (and say so) rather than stop."""
+        try:
+            await asyncio.to_thread(self.inbox.received, [_as_json(u) for u in updates])
+        except Exception as exc:
+            log.error("[Telegram] could not keep %d update(s) in the inbox: %s", len(updates), exc)
 
 
 def _as_json(update: Update) -> dict[str, Any]:
