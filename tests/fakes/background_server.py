@@ -60,6 +60,12 @@ class BackgroundServer:
         await self.on_stop()
         assert self._runner is not None
         await self._runner.cleanup()
+        # Handlers still running past the shutdown time-out are cancelled, not abandoned.
+        current = asyncio.current_task()
+        pending = [task for task in asyncio.all_tasks() if task is not current]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     def _serve(self, started: threading.Event) -> None:
         loop = asyncio.new_event_loop()
@@ -67,7 +73,8 @@ class BackgroundServer:
         asyncio.set_event_loop(loop)
         app = web.Application(client_max_size=64 * 1024 * 1024)
         self.routes(app)
-        self._runner = web.AppRunner(app, access_log=None)
+        # Stopping cuts requests still in progress short (a scripted 10 s answer, a long poll).
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", self._requested_port)
         loop.run_until_complete(site.start())

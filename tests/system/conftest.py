@@ -55,7 +55,9 @@ def make_stack(tmp_path):
     """`make_stack(lightrag, allowed=[...], **config)`: a started stack, stopped afterwards."""
     started: list[tuple[SystemStack, list]] = []
 
-    def make(lightrag: LightRagServer, allowed: list[int], **config) -> SystemStack:
+    def make(
+        lightrag: LightRagServer, allowed: list[int], log_level: str = "INFO", **config
+    ) -> SystemStack:
         telegram = FakeTelegramServer(token=TELEGRAM_TOKEN)
         llm = EchoLlm()
         llm_server = FakeOpenAiServer(responder=llm)
@@ -65,7 +67,7 @@ def make_stack(tmp_path):
             server.start()
         workdir = tmp_path / f"bot{len(started)}"
         stack = SystemStack.create(
-            workdir, telegram, llm_server, llm, lightrag, rag, allowed, config
+            workdir, telegram, llm_server, llm, lightrag, rag, allowed, config, log_level
         )
         started.append((stack, servers))
         stack.bot.start(telegram)

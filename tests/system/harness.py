@@ -139,6 +139,7 @@ class SystemStack:
         rag: RecordingProxy,
         allowed: list[int],
         config: dict[str, dict[str, Any]],
+        log_level: str = "INFO",
     ) -> SystemStack:
         workdir.mkdir(parents=True, exist_ok=True)
         shutil.copytree(REPO / "preferences", workdir / "preferences")
@@ -148,7 +149,7 @@ class SystemStack:
             "OPENAI_API_KEY": LLM_KEY,
             "OPENAI_BASE_URL": llm_server.base_url,
             "RAG_API_KEY": RAG_KEY,
-            "LOG_LEVEL": "INFO",
+            "LOG_LEVEL": log_level,
         }
         (workdir / ".env").write_text("".join(f"{k}={v}\n" for k, v in env_lines.items()))
         stack = cls(workdir, telegram, llm_server, llm, lightrag, rag, BotProcess(workdir))

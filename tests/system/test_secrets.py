@@ -1,0 +1,36 @@
+"""No key reaches a log, a reply (`/status` included) or a file under the data dir."""
+
+import pytest
+
+from tests.fakes.openai_server import Reply
+from tests.system.harness import SECRETS
+
+pytestmark = pytest.mark.system
+FAY = 9101
+
+
+def test_no_secret_shows_in_logs_replies_or_data_files(make_stack, shared_lightrag):
+    stack = make_stack(shared_lightrag, allowed=[FAY], log_level="DEBUG")
+    stack.converse(FAY, "My API gateway lives at gw.example.org behind Cloudflare, remember that.")
+    status = stack.ask(FAY, "/status")
+    assert "Model:" in status and "LightRAG: healthy" in status
+
+    stack.llm_server.script(Reply(status=401))  # the LLM refuses the key: said, but not shown
+    assert "OPENAI_API_KEY" in stack.ask(FAY, "Does the model still accept us?")
+    stack.rag.mode = "down"  # LightRAG fails: logged, without its key
+    stack.converse(FAY, "Is long-term memory still there?")
+    stack.rag.mode = "forward"
+    stack.wait_queue_empty()
+    assert stack.bot.stop() == 0
+
+    replies = "\n".join(stack.replies(FAY))
+    files = {
+        str(path): path.read_bytes().decode("utf-8", "replace")
+        for path in stack.workdir.rglob("*")
+        if path.is_file() and path.name != ".env"
+    }
+    assert any("data/sessions" in name for name in files), "the data dir was searched"
+    for secret in SECRETS:
+        assert secret not in replies, "a reply shows a secret"
+        for name, text in files.items():
+            assert secret not in text, f"{name} holds a secret"
