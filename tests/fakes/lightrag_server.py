@@ -171,10 +171,17 @@ class LightRagServer:
         raise AssertionError(f"documents not processed in {timeout}s: {counts}")
 
     def file_sources(self) -> list[str]:
-        answer = httpx.post(
-            f"{self.url}/documents/paginated",
-            json={"page": 1, "page_size": 200},
-            headers=self.headers(),
-            timeout=10,
-        )
-        return [d["file_path"] for d in answer.json()["documents"]]
+        """The file source of every document the server holds, all pages."""
+        sources: list[str] = []
+        page, pages = 1, 1
+        while page <= pages:
+            answer = httpx.post(
+                f"{self.url}/documents/paginated",
+                json={"page": page, "page_size": 200},
+                headers=self.headers(),
+                timeout=10,
+            ).json()
+            sources += [d["file_path"] for d in answer["documents"]]
+            pages = int(answer["pagination"]["total_pages"])
+            page += 1
+        return sources

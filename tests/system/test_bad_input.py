@@ -50,6 +50,12 @@ def test_odd_input_gets_sensible_replies_and_the_bot_stays_up(make_stack, shared
     assert "fresh conversation" in stack.ask(EVA, "/new right now!")
     assert "Unknown command /frobnicate" in stack.ask(EVA, "/frobnicate the widgets")
 
+    # An empty message: only the bot's name, in a group. Told to ask in the same message.
+    team = Chat.group(-100_555, "Team")
+    stack.say(EVA, f"@{stack.telegram.bot.username}", chat=team)
+    stack.telegram.wait_for_sync(lambda: len(stack.telegram.texts(team.id)) == 1)
+    assert "Write your question" in stack.telegram.texts(team.id)[0]
+
     # A stranger in a group: the allowlist applies to the sender; nothing reaches the LLM.
     group = Chat.group(-100_777, "Ops")
     llm_calls = len(stack.llm_server.requests)
