@@ -91,10 +91,17 @@ class TurnRunner:
 
     @staticmethod
     async def _ensure_reply(ctx: TurnContext) -> None:
+        """Deliver the reply if routing did not: into the streamed message when there is one
+        (so no half-written preview is left behind), else as a message of its own."""
         if ctx.reply_sent:
             return
-        try:
-            await ctx.channel.send(ctx.message.address, reply_text(ctx))
-            ctx.reply_sent = True
-        except Exception as exc:
-            log.error("[Turn] could not reply to %s: %s", ctx.message.address.session_key, exc)
+        text = reply_text(ctx)
+        ways = [ctx.stream.finish] if ctx.stream is not None else []
+        ways.append(lambda reply: ctx.channel.send(ctx.message.address, reply))
+        for deliver in ways:
+            try:
+                await deliver(text)
+                ctx.reply_sent = True
+                return
+            except Exception as exc:
+                log.error("[Turn] could not reply to %s: %s", ctx.message.address.session_key, exc)

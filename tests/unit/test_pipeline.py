@@ -107,3 +107,24 @@ async def test_session_with_the_users_message_is_saved_even_when_a_system_failed
     await runner.handle(IncomingMessage(ADDRESS, "u1", "remember me"), channel)
     on_disk = await JsonSessionStore(tmp_path / "sessions").load("test:1")
     assert [(m.role, m.content) for m in on_disk.messages] == [("user", "remember me")]
+
+
+class StreamThenFail:
+    name, order = "StreamThenFail", 30
+
+    def should_process(self, ctx):
+        return True
+
+    async def process(self, ctx):
+        await ctx.stream.update("half an ans")
+        raise RuntimeError("the model broke off")
+
+
+async def test_the_reply_guarantee_finishes_a_half_streamed_message(tmp_path):
+    channel = RecordingChannel(streaming=True)
+    runner, _ = runner_for(tmp_path, [StreamThenFail()])  # no routing: the guarantee acts
+    await runner.handle(IncomingMessage(ADDRESS, "u1", "hi"), channel)
+    (stream,) = channel.streams
+    assert stream.updates == ["half an ans"]
+    assert stream.final == NO_ANSWER, "the preview is replaced, not left half-written"
+    assert channel.texts() == []
