@@ -43,7 +43,8 @@ class CoreCommands:
         session = await self.sessions.load(call.message.address.session_key)
         tools = ", ".join(t.name for t in self.tools.enabled(config.tools)) or "none"
         since = session.created_at.strftime("%Y-%m-%d %H:%M UTC")
-        size = f"{session.turn_count} turns ({len(session.messages)} messages)"
+        turns, messages = session.turn_count, len(session.messages)
+        size = f"{turns} turn{'' if turns == 1 else 's'} ({messages} messages)"
         lines = [
             f"Model: {config.llm.model} at {self.llm_endpoint}",
             f"This chat: {size} since {since}",

@@ -73,7 +73,7 @@ async def test_status_and_help_and_unknown_commands(app, fake_llm):
     await app.handle(say(ALICE, "/status"), channel)
     status = channel.texts()[-1]
     assert "Model: gpt-4o-mini at 127.0.0.1" in status
-    assert "1 turns (2 messages)" in status
+    assert "1 turn (2 messages)" in status
     assert "Long-term memory (LightRAG): off" in status
     assert "sk-test-secret-key-123456" not in status
     await app.handle(say(ALICE, "/help"), channel)
