@@ -4,7 +4,6 @@ import asyncio
 import itertools
 import json
 import logging
-import socket
 import time
 from urllib.parse import unquote
 
@@ -15,6 +14,7 @@ from bot.adapters.telegram import TelegramOptions, WebhookOptions
 from bot.app import BotApp
 from bot.storage.sessions import JsonSessionStore
 from tests.conftest import edit_runtime_config
+from tests.fakes.background_server import free_port
 from tests.fakes.openai_server import FakeOpenAiServer, Reply, echo_responder
 from tests.fakes.telegram_server import Chat, FakeTelegramServer, User, utf16_len
 
@@ -440,12 +440,6 @@ async def test_shutdown_cancels_a_turn_past_the_grace_period(
     assert saved["messages"][0]["content"] == "very slow question", "the message is kept"
     (apology,) = telegram.texts(ALICE.id)
     assert "shutting down" in apology, "cut short, but never left without an answer"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 async def test_webhook_mode_checks_the_secret_on_every_request(start_bot, telegram, fake_llm):

@@ -7,6 +7,7 @@ separate processes alike, and never compete with the test's own event loop.
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from typing import Self
 
@@ -82,3 +83,10 @@ class BackgroundServer:
         started.set()
         loop.run_forever()
         loop.close()
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (yet): for a server to start on, or to be refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

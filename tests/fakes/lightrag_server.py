@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 import httpx
+
+from tests.fakes.background_server import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_BINARY = REPO / "lightrag" / ".venv" / "bin" / "lightrag-server"
@@ -22,12 +23,6 @@ TIKTOKEN_CACHE = REPO / "lightrag" / "tiktoken_cache"
 SETUP_HINT = "run `make lightrag-setup` (`make test` does it) to install the LightRAG server"
 EMBEDDING_DIM = 64
 NOT_DONE = ("pending", "parsing", "analyzing", "processing", "preprocessed")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class LightRagServer:

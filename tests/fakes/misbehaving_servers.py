@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -20,7 +19,10 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.fakes.background_server import BackgroundServer
+from tests.fakes.background_server import BackgroundServer, free_port
+
+refused_port = free_port
+"""A port nothing listens on, so a connection to it is refused."""
 
 
 class _Hanging(BackgroundServer):
@@ -151,10 +153,3 @@ class RecordingProxy(_Hanging):
 
 
 _PASSED_HEADERS = {"content-type", "x-api-key", "authorization", "accept"}
-
-
-def refused_port() -> int:
-    """A port nothing listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

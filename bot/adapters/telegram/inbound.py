@@ -14,7 +14,7 @@ from datetime import datetime
 from telegram import Message, MessageEntity, Update
 from telegram.constants import ChatType
 
-from bot.conversation import ChatAddress
+from bot.conversation import ChatAddress, clean_text
 
 CHANNEL = "telegram"
 ATTACHMENT_KINDS = (
@@ -34,8 +34,6 @@ ATTACHMENT_KINDS = (
     "story",
 )
 _COMMAND_TARGET = re.compile(r"^/[A-Za-z0-9_]{1,32}@([A-Za-z0-9_]+)")
-# JSON may carry half an emoji ("\ud83d" alone); such text cannot be saved or sent on as UTF-8.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -83,7 +81,7 @@ def read_update(update: Update, me: BotIdentity, require_mention: bool) -> Inbou
     chat_type = message.chat.type
     if chat_type not in (ChatType.PRIVATE, ChatType.GROUP, ChatType.SUPERGROUP):
         return None
-    text = _LONE_SURROGATE.sub("\ufffd", message.text or message.caption or "")
+    text = clean_text(message.text or message.caption or "")  # half an emoji, control chars
     target = _COMMAND_TARGET.match(text)
     if target and target.group(1).lower() != me.username.lower():
         return None  # `/help@OtherBot`
