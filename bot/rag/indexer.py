@@ -26,6 +26,7 @@ DISABLED_RECHECK_SECONDS = 5.0
 SETTLE_PAUSES = (0.05, 0.1, 0.2, 0.5, 1, 2, 4, 8, 15)
 """Waits between looks at an upload's status (about 30 s in all) before giving up on it."""
 SETTLE_AT_ONCE = 4
+SETTLE_DISABLED_RECHECK_SECONDS = 1.0
 
 
 class RagIndexer:
@@ -123,6 +124,8 @@ class RagIndexer:
         another user's document, queue the exchange again as a document of its own."""
         async with self._settle_slots:
             for pause in SETTLE_PAUSES:
+                if not await self._wait_while_disabled():
+                    return  # shutting down: still found for deletion later by its owner tag
                 try:
                     status = await self._rag.upload_status(track_id)
                 except (RagUnavailable, RagRejected):
@@ -135,6 +138,15 @@ class RagIndexer:
         await self._record(document, track_id, status.doc_id)
         if status.duplicate_of and not self._owns(document.owner, status.duplicate_of):
             await self.enqueue(document.distinct())
+
+    async def _wait_while_disabled(self) -> bool:
+        """Hold a settle while `rag.enabled` is false: an operator who turns RAG off expects
+        no request of any kind to reach LightRAG. False when shutdown begins meanwhile."""
+        while not self._config.current().rag.enabled:
+            if self._stopping:
+                return False
+            await asyncio.sleep(SETTLE_DISABLED_RECHECK_SECONDS)
+        return True
 
     def _owns(self, owner: str, doc_id: str) -> bool:
         return any(entry.doc_id == doc_id for entry in self._ledger.entries(owner))

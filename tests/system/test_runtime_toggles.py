@@ -21,6 +21,7 @@ def test_edits_apply_on_the_next_message_and_a_broken_edit_changes_nothing(
 
     # RAG off: no request of any kind reaches LightRAG any more.
     stack.edit_config(rag={"enabled": False})
+    time.sleep(0.3)  # a status check of that upload already under way may still land
     before = len(stack.rag.requests())
     question = "And how do we renew the domain name for the staging cluster?"
     stack.converse(ALICE, question)

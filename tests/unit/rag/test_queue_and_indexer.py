@@ -260,3 +260,37 @@ async def test_an_exchange_identical_to_another_users_is_indexed_as_its_own(tmp_
     assert rag.received[1].text.endswith("\nParticipant: 222")
     assert [e.doc_id for e in ledger.entries("222")] == ["dup-x", "doc-2"]
     assert [e.doc_id for e in ledger.entries("111")] == ["doc-1", "dup-x"]
+
+
+async def test_turning_rag_off_stops_status_checks_until_it_is_back_on(
+    tmp_path, config, monkeypatch
+):
+    monkeypatch.setattr(indexer_module, "SETTLE_DISABLED_RECHECK_SECONDS", 0.02)
+    monkeypatch.setattr(indexer_module, "SETTLE_PAUSES", (0.02,) * 200)
+
+    class SlowToRegister(FakeRag):
+        """Knows no upload's status until `registered`; counts every look."""
+
+        registered = False
+        looks = 0
+
+        async def upload_status(self, track_id):
+            self.looks += 1
+            return await super().upload_status(track_id) if self.registered else None
+
+    rag, ledger = SlowToRegister(), IndexLedger(tmp_path / "ledger")
+    worker = RagIndexer(IndexQueue(tmp_path / "queue"), rag, ledger, config)
+    worker.start()
+    await worker.enqueue(doc())
+    await wait_for(lambda: rag.looks > 0)
+
+    config.path.write_text(json.dumps({"rag": {"enabled": False}}))
+    await asyncio.sleep(0.1)  # a look already under way may finish
+    looks_when_off = rag.looks
+    await asyncio.sleep(0.3)
+    assert rag.looks == looks_when_off, "no request reaches LightRAG while RAG is off"
+
+    rag.registered = True
+    config.path.write_text(json.dumps({"rag": {"enabled": True, "indexRetryMaxSeconds": 1}}))
+    await wait_for(lambda: [e.doc_id for e in ledger.entries("111")] == ["doc-1"])
+    await worker.stop(1)
