@@ -98,7 +98,7 @@ class BotApp:
             config=config,
             tools=tools,
             llm_endpoint=describe_endpoint(settings.openai_base_url),
-            status_providers=[RagStatus(config, rag, queue, long_term)],
+            status_providers=[remember, RagStatus(config, rag, queue, long_term)],
         ).register()
         MemoryCommands(commands, memory, memory_stores, remember).register()
         runner = TurnRunner(pipeline, sessions, config, commands, remembering=remember)

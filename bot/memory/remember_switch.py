@@ -25,7 +25,8 @@ class _RememberOff(BaseModel):
 
 
 class RememberSwitch:
-    """Per-user on/off; everyone starts on. Implements the `RememberingPreference` port."""
+    """Per-user on/off; everyone starts on. Implements the `RememberingPreference` port,
+    and `StatusProvider` so that `/status` says so when nothing new is being remembered."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -35,6 +36,13 @@ class RememberSwitch:
 
     def is_remembering(self, user_id: str) -> bool:
         return self.damaged is None and user_id not in self._off
+
+    async def status_lines(self, user_id: str) -> list[str]:
+        if self.damaged is not None:
+            return [f"Remembering: off for everyone ({self.path.name} is unreadable)"]
+        if user_id in self._off:
+            return ["Remembering: off for you (/remember on resumes)"]
+        return []
 
     async def set_remembering(self, user_id: str, on: bool) -> bool:
         """Record the choice; False when the file is damaged and must be fixed first."""

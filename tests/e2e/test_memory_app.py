@@ -54,7 +54,13 @@ async def test_remember_off_stores_nothing_new_until_on(app, fake_llm):
     await app.handle(say(ALICE, "My name is Alice."), channel)
     await app.memory.drain()
     assert await app.memory.count_for("user-alice") == 0
+    await app.handle(say(ALICE, "/status"), channel)
+    assert "Remembering: off for you (/remember on resumes)" in channel.texts()[-1]
+    await app.handle(say(BOB, "/status"), channel)
+    assert "Remembering" not in channel.texts()[-1], "only the user who turned it off"
     await app.handle(say(ALICE, "/remember on"), channel)
+    await app.handle(say(ALICE, "/status"), channel)
+    assert "Remembering" not in channel.texts()[-1]
     await app.handle(say(ALICE, "My name is Alice."), channel)
     await app.memory.drain()
     assert await app.memory.count_for("user-alice") == 1

@@ -173,6 +173,9 @@ async def test_an_unreadable_switch_file_remembers_nobody(tmp_path, caplog):
     assert not switch.is_remembering("anyone")
     assert "remembering is off for everyone" in caplog.text
     assert await switch.set_remembering("anyone", True) is False
+    assert await switch.status_lines("anyone") == [
+        "Remembering: off for everyone (remember-off.json is unreadable)"
+    ]
     assert path.read_text() == "{not json", "the operator's file is left for them to fix"
 
 
