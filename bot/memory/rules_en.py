@@ -105,9 +105,9 @@ def _i_use(m: Match) -> Fact | None:
 _TEAM_VERBS = "deploy|use|run|host|build|ship|store|keep|write|test|release|code|develop|monitor"
 
 
-@rule(rf"^we(?:'re|’re| are)?\s+(?P<verb>{_TEAM_VERBS})(?:ing)?\s+(?P<v>.+)$")
+@rule(rf"^we(?:'re|’re| are)?\s+(?:(?P<verb>{_TEAM_VERBS})(?:ing)?|(?P<using>using))\s+(?P<v>.+)$")
 def _team(m: Match) -> Fact | None:
-    verb = m["verb"].lower()
+    verb = m["verb"].lower() if m["verb"] else "use"  # "using" is not "use" + "ing"
     third = verb + ("es" if verb.endswith(("sh", "ch", "s", "x")) else "s")
     key = slot_key("we", verb) if verb in ("deploy", "host") else None
     return stated(ItemType.FACT, f"The user's team {third} {{}}.", m["v"], 0.8, key)

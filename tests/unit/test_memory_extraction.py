@@ -28,6 +28,11 @@ def contents(text):
             ["The user's team deploys with Kubernetes on GKE."],
         ),
         (
+            "We're using Terraform for the network.",
+            ["The user's team uses Terraform for the network."],
+        ),
+        ("We're hosting the docs on Netlify.", ["The user's team hosts the docs on Netlify."]),
+        (
             "I prefer tea over coffee, and I hate loud music.",
             [
                 "The user prefers tea over coffee.",
@@ -89,6 +94,7 @@ def test_durable_facts_are_extracted(message, expected):
         "My question is about Docker.",
         "My bad, I meant the other file.",
         "Never mind.",
+        "We're running late, sorry.",
         "You should check the error log, it should work now.",
         "There is an error in line 3, it should be fixed.",
         "ok thanks",
