@@ -110,7 +110,8 @@ class ShortTermMemory:
     ) -> asyncio.Task[object]:
         """Store what the exchange holds without making the reply wait for the disk."""
         task: asyncio.Task[object] = asyncio.create_task(
-            self.remember_exchange(user_id, user_text, assistant_text, source)
+            self.remember_exchange(user_id, user_text, assistant_text, source),
+            name=_background_name(user_id),
         )
         self._background.add(task)
         task.add_done_callback(self._background_done)
@@ -160,7 +161,13 @@ class ShortTermMemory:
             return item
 
     async def forget_user(self, user_id: str) -> int:
-        """Delete every item of this user, files included; returns how many went."""
+        """Delete every item of this user, files included; returns how many went.
+
+        Exchanges of this user still being stored in the background are let finish first,
+        so that the last thing said before "forget everything" does not outlive it."""
+        name = _background_name(user_id)
+        pending = [task for task in self._background if task.get_name() == name]
+        await asyncio.gather(*pending, return_exceptions=True)
         async with self._lock(user_id):
             items = await self._load_locked(user_id)
             count = len(items)
@@ -234,6 +241,10 @@ class ShortTermMemory:
         self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.warning("[Memory] storing an exchange failed: %s", task.exception())
+
+
+def _background_name(user_id: str) -> str:
+    return f"memory-write:{user_id}"
 
 
 def same_memory(items: UserItems, new: MemoryItem) -> MemoryItem | None:

@@ -201,6 +201,13 @@ async def test_forget_one_item_and_then_everything(memory, clock):
     assert await reopened.recall("u", "Paris") == ""
 
 
+async def test_forget_all_waits_for_the_users_exchange_still_being_stored(memory):
+    memory.remember_in_background("u", "My name is Marta.", "Nice to meet you, Marta!", "t1")
+    assert await memory.forget_user("u") >= 1
+    await memory.drain()
+    assert await memory.count_for("u") == 0, "said just before /forget all, forgotten too"
+
+
 async def test_a_forgotten_promoted_item_does_not_come_back(memory, clock):
     await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t1")
     files = UserFiles(memory.root, "u")
