@@ -479,10 +479,16 @@ async def test_bad_token_fails_start_with_one_clear_line(settings, telegram, fak
     await app.aclose()
 
 
+@pytest.mark.parametrize("mode", ["polling", "webhook"])
 async def test_messages_cut_short_by_a_stop_are_answered_after_the_restart(
-    start_bot, telegram, fake_llm, settings
+    start_bot, telegram, fake_llm, settings, mode
 ):
-    bot = await start_bot(shutdown_grace_seconds=0.3)
+    receiving = {}
+    if mode == "webhook":
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/telegram/hook"
+        receiving["webhook"] = WebhookOptions(url=url, listen="127.0.0.1", port=port, secret="s")
+    bot = await start_bot(shutdown_grace_seconds=0.3, **receiving)
     fake_llm.script(Reply(text="first answer"), Reply(text="never finished", delay=10.0))
     telegram.send_text(ALICE, "first")
     await replies(telegram, ALICE.id, 1)
@@ -491,7 +497,7 @@ async def test_messages_cut_short_by_a_stop_are_answered_after_the_restart(
     await telegram.wait_for(lambda: len(fake_llm.requests) == 2 and not telegram.pending_updates)
     await bot.stop()  # "second" is cut short, "third" never started; Telegram has both as read
 
-    await start_bot()
+    await start_bot(**receiving)
     await replies(telegram, ALICE.id, 4)
     texts = telegram.texts(ALICE.id)
     assert texts[0] == "first answer" and "shutting down" in texts[1]

@@ -1,10 +1,13 @@
 import json
 
-from bot.adapters.telegram.inbox import UpdateInbox
+from telegram import Update
+
+from bot.adapters.telegram.inbox import JournalingQueue, UpdateInbox
 
 
 def update(update_id, user=1, text="hi"):
-    return {"update_id": update_id, "message": {"message_id": update_id, "from": {"id": user},
+    sender = {"id": user, "is_bot": False, "first_name": "U"}
+    return {"update_id": update_id, "message": {"message_id": update_id, "from": sender,
             "chat": {"id": user, "type": "private"}, "date": 1, "text": text}}  # fmt: skip
 
 
@@ -33,10 +36,34 @@ def test_strangers_messages_never_reach_the_disk(tmp_path):
 
 def test_a_redelivered_update_is_not_kept_twice(tmp_path):
     inbox = UpdateInbox(tmp_path / "inbox.jsonl", allowed)
-    inbox.received([update(7)])
+    assert inbox.received([update(7)]) == [7]
+    assert inbox.received([update(7)]) == [], "still pending"
     inbox.done(7)
-    inbox.received([update(7), update(8)])
+    assert inbox.received([update(7), update(8)]) == [8]
     assert [u["update_id"] for u in inbox.pending()] == [8]
+    assert UpdateInbox(tmp_path / "inbox.jsonl", allowed).received([update(7)]) == []
+
+
+def test_an_update_arriving_out_of_order_is_still_kept(tmp_path):
+    inbox = UpdateInbox(tmp_path / "inbox.jsonl", allowed)
+    assert inbox.received([update(11)]) == [11]
+    assert inbox.received([update(10)]) == [10], "webhook posts need not arrive in order"
+    assert [u["update_id"] for u in inbox.pending()] == [10, 11]
+    assert inbox.last_update_id == 11
+
+
+async def test_the_webhook_queue_keeps_an_update_on_disk_before_queueing_it_once(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    queue = JournalingQueue(UpdateInbox(path, allowed))
+    first = Update.de_json(update(20), None)
+    await queue.put(first)
+    assert [u["update_id"] for u in UpdateInbox(path, allowed).pending()] == [20]
+    await queue.put(Update.de_json(update(20), None))  # Telegram posted it again
+    await queue.put(Update.de_json(update(21, user=999, text="stranger"), None))
+    await queue.put("not an update")  # PTB's own items pass straight through
+    queued = [queue.get_nowait() for _ in range(queue.qsize())]
+    assert [getattr(item, "update_id", item) for item in queued] == [20, 21, "not an update"]
+    assert "stranger" not in path.read_text()
 
 
 def test_compaction_drops_handled_updates_but_keeps_the_offset(tmp_path):

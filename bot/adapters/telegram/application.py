@@ -27,7 +27,7 @@ from bot.adapters.telegram.flood_control import FloodControl
 from bot.adapters.telegram.handlers import MessageHandlerFn, TelegramUpdateHandler
 from bot.adapters.telegram.http_transport import AiohttpRequest
 from bot.adapters.telegram.inbound import BotIdentity
-from bot.adapters.telegram.inbox import UpdateInbox
+from bot.adapters.telegram.inbox import JournalingQueue, UpdateInbox, replay
 from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions
 from bot.adapters.telegram.ordering import ChatOrderedProcessor
 from bot.adapters.telegram.polling import JournaledPoller
@@ -71,21 +71,25 @@ class TelegramBot:
             .request(AiohttpRequest(connection_pool_size=CONNECTION_POOL_SIZE))
             .get_updates_request(AiohttpRequest(connection_pool_size=1))
         )
-        journaled = options.webhook is None and options.inbox_path is not None
-        if journaled:
-            builder = builder.updater(None)  # our poller fetches, through the inbox
-        self.application: Application = builder.build()
-        self.poller: JournaledPoller | None = None
-        if journaled:
-            assert options.inbox_path is not None
+        inbox = None
+        if options.inbox_path is not None:
             inbox = UpdateInbox(options.inbox_path, keep=_from_allowed_user(config))
-            self.poller = JournaledPoller(
-                self.application.bot,
-                self.application.update_queue,
-                inbox,
-                options.poll_timeout_seconds,
-                ALLOWED_UPDATES,
-            )
+            if options.webhook is None:
+                builder = builder.updater(None)  # our poller fetches, through the inbox
+            else:
+                builder = builder.update_queue(JournalingQueue(inbox))
+        self.application: Application = builder.build()
+        self.inbox = inbox
+        self.poller: JournaledPoller | None = None
+        if inbox is not None:
+            if options.webhook is None:
+                self.poller = JournaledPoller(
+                    self.application.bot,
+                    self.application.update_queue,
+                    inbox,
+                    options.poll_timeout_seconds,
+                    ALLOWED_UPDATES,
+                )
             self.processor.on_done = lambda update: inbox.done(update.update_id)  # type: ignore[attr-defined]
         self.sender = TelegramSender(self.application.bot)
         self.typing = TypingIndicators(self.sender, options.typing_interval_seconds)
@@ -128,6 +132,8 @@ class TelegramBot:
                     error_callback=_log_polling_error,
                 )
             else:
+                if self.inbox is not None:
+                    replay(self.inbox, self.application.update_queue, bot)
                 await updater.start_webhook(
                     listen=webhook.listen,
                     port=webhook.port,
@@ -135,6 +141,9 @@ class TelegramBot:
                     webhook_url=webhook.url,
                     secret_token=webhook.secret,
                     allowed_updates=ALLOWED_UPDATES,
+                    # One post at a time: Telegram sends the next update only once the last
+                    # is confirmed (one fsync into the inbox), so a chat's messages keep order.
+                    max_connections=1,
                     bootstrap_retries=self.options.start_attempts,
                 )
         except TelegramError as exc:

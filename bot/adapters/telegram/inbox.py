@@ -1,11 +1,11 @@
-"""The inbox: Telegram updates kept on disk from the moment they are fetched until handled.
+"""The inbox: Telegram updates kept on disk from the moment they are received until handled.
 
-Telegram forgets an update once the bot asks for the next ones (getUpdates with a higher
-offset), which happens long before the update's turn is over. So each fetched batch is
-appended to `<data dir>/telegram/inbox.jsonl` and fsynced first; when an update has been
-handled, a `done` line follows. After a crash or a cancelled shutdown, what has no `done`
-line is handled again at the next start, in the order Telegram sent it. A turn that did
-finish before the crash is recognised by its message id and not answered twice.
+Telegram forgets an update once the bot confirms it (getUpdates with a higher offset, or a
+200 answer to a webhook post), which happens long before the update's turn is over. So each
+received batch is appended to `<data dir>/telegram/inbox.jsonl` and fsynced first; when an
+update has been handled, a `done` line follows. After a crash or a cancelled shutdown, what
+has no `done` line is handled again at the next start, in the order Telegram sent it. A turn
+that did finish before the crash is recognised by its message id and not answered twice.
 
 Lines are ASCII JSON: a message may carry half an emoji (a lone UTF-16 surrogate), which has
 no UTF-8 form but does have a JSON escape.
@@ -17,17 +17,22 @@ compacted, at start and every few hundred updates.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from telegram import Bot, Update
+
 from bot.storage.atomic import append_line_safely, write_atomic
 
 log = logging.getLogger(__name__)
 
 COMPACT_AFTER_DONE = 500
+RECENTLY_DONE = 2_000
+"""Handled update ids remembered in memory, to recognise Telegram sending one again."""
 
 
 class UpdateInbox:
@@ -37,6 +42,7 @@ class UpdateInbox:
         self.path = path
         self._keep = keep
         self._pending: dict[int, dict[str, Any]] = {}
+        self._recently_done: dict[int, None] = {}  # insertion-ordered, trimmed to RECENTLY_DONE
         self._done_since_compaction = 0
         self.last_update_id = 0
         """The highest update id ever fetched: polling resumes after it."""
@@ -48,13 +54,21 @@ class UpdateInbox:
         """Updates fetched but not handled, oldest first."""
         return [self._pending[update_id] for update_id in sorted(self._pending)]
 
-    def received(self, updates: Iterable[dict[str, Any]]) -> None:
-        """Keep a fetched batch durably. Call before Telegram is told it was received."""
+    def received(self, updates: Iterable[dict[str, Any]]) -> list[int]:
+        """Keep a fetched batch durably. Call before Telegram is told it was received.
+
+        Returns the ids of the updates that are new: not one this inbox holds or has lately
+        seen handled (Telegram sends an update again when it missed the confirmation). Ids are
+        not assumed to grow: webhook posts may arrive out of order. A repeat of an update
+        handled before a restart is let through; its session recognises the message.
+        """
         lines: list[str] = []
+        fresh: list[int] = []
         for update in updates:
             update_id = int(update["update_id"])
-            if update_id <= self.last_update_id and update_id not in self._pending:
-                continue  # fetched and handled before: Telegram sent it again
+            if update_id in self._pending or update_id in self._recently_done:
+                continue  # Telegram sent it again
+            fresh.append(update_id)
             self.last_update_id = max(self.last_update_id, update_id)
             if self._keep(update):
                 self._pending[update_id] = update
@@ -63,12 +77,14 @@ class UpdateInbox:
                 lines.append(json.dumps({"seen": update_id}))
         if lines:
             self._append("\n".join(lines) + "\n", durable=True)
+        return fresh
 
     def done(self, update_id: int) -> None:
         """The update was handled; it will not be replayed. (Not fsynced: a lost `done`
         line only means a replay, which the session recognises.)"""
         if self._pending.pop(update_id, None) is None:
             return
+        self._handled(update_id)
         self._append(json.dumps({"done": update_id}) + "\n", durable=False)
         self._done_since_compaction += 1
         if self._done_since_compaction >= COMPACT_AFTER_DONE:
@@ -90,6 +106,7 @@ class UpdateInbox:
                 elif "done" in entry:
                     update_id = int(entry["done"])
                     self._pending.pop(update_id, None)
+                    self._handled(update_id)
                 else:
                     update_id = int(entry["seen"])
             except (ValueError, KeyError, TypeError):
@@ -100,6 +117,11 @@ class UpdateInbox:
             count = len(self._pending)
             log.info("[Telegram] %d message(s) from before the last stop to handle", count)
 
+    def _handled(self, update_id: int) -> None:
+        self._recently_done[update_id] = None
+        if len(self._recently_done) > RECENTLY_DONE:
+            del self._recently_done[next(iter(self._recently_done))]
+
     def _compact(self) -> None:
         """Rewrite the file with only what is pending, plus where polling resumes."""
         lines = [json.dumps({"seen": self.last_update_id})] if self.last_update_id else []
@@ -109,3 +131,44 @@ class UpdateInbox:
 
     def _append(self, text: str, *, durable: bool) -> None:
         append_line_safely(self.path, text.encode("utf-8"), durable=durable)
+
+
+async def keep_in(inbox: UpdateInbox, updates: list[Update]) -> list[Update]:
+    """Journal a batch and return the updates that are new. If the disk refuses, all of them
+    are answered anyway (and the log says so) rather than the bot going silent."""
+    try:
+        fresh = set(await asyncio.to_thread(inbox.received, [_as_json(u) for u in updates]))
+    except Exception as exc:
+        log.error("[Telegram] could not keep %d update(s) in the inbox: %s", len(updates), exc)
+        return updates
+    return [update for update in updates if update.update_id in fresh]
+
+
+def replay(inbox: UpdateInbox, queue: asyncio.Queue[object], bot: Bot) -> None:
+    """Queue what the inbox holds from before a stop, ahead of anything new."""
+    pending = inbox.pending()
+    for data in pending:
+        queue.put_nowait(Update.de_json(data, bot))  # not `put`: it is in the inbox already
+    if pending:
+        log.info("[Telegram] handling %d message(s) kept from before a stop", len(pending))
+
+
+class JournalingQueue(asyncio.Queue[object]):
+    """PTB's update queue in webhook mode: an update is in the inbox before it is queued.
+
+    PTB's webhook handler answers Telegram's post only after `put` returns, so Telegram
+    forgets an update only once it is on disk; a repeated post of one is not queued twice.
+    """
+
+    def __init__(self, inbox: UpdateInbox) -> None:
+        super().__init__()
+        self.inbox = inbox
+
+    async def put(self, item: object) -> None:
+        if isinstance(item, Update) and not await keep_in(self.inbox, [item]):
+            return
+        await super().put(item)
+
+
+def _as_json(update: Update) -> dict[str, Any]:
+    return json.loads(update.to_json())

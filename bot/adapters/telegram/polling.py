@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-from typing import Any
 
-from telegram import Bot, Update
+from telegram import Bot
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
 
-from bot.adapters.telegram.inbox import UpdateInbox
+from bot.adapters.telegram.inbox import UpdateInbox, keep_in, replay
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +43,7 @@ class JournaledPoller:
     async def start(self) -> None:
         """Polling needs no webhook set; then replay the inbox and start fetching."""
         await self._bot.delete_webhook()
-        replayed = self.inbox.pending()
-        for data in replayed:
-            await self._queue.put(Update.de_json(data, self._bot))
-        if replayed:
-            log.info("[Telegram] handling %d message(s) kept from before a stop", len(replayed))
+        replay(self.inbox, self._queue, self._bot)
         self._task = asyncio.create_task(self._poll(), name="telegram-polling")
 
     async def stop(self) -> None:
@@ -89,20 +83,8 @@ class JournaledPoller:
                 continue
             failures = 0
             if updates:
-                await self._keep(updates)
-                for update in updates:
+                for update in await keep_in(self.inbox, list(updates)):
                     await self._queue.put(update)
-
-    async def _keep(self, updates: list[Update]) -> None:
-        """Journal a batch; if the disk refuses, answer anyway (and say so) rather than stop."""
-        try:
-            await asyncio.to_thread(self.inbox.received, [_as_json(u) for u in updates])
-        except Exception as exc:
-            log.error("[Telegram] could not keep %d update(s) in the inbox: %s", len(updates), exc)
-
-
-def _as_json(update: Update) -> dict[str, Any]:
-    return json.loads(update.to_json())
 
 
 def _seconds(value: object) -> float:
