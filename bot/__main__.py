@@ -13,6 +13,7 @@ from bot import __version__
 from bot.app import BotApp
 from bot.logging_setup import setup_logging
 from bot.settings import NO_LLM_MESSAGE, Settings
+from bot.storage.data_dir_lock import DataDirInUse, DataDirLock
 
 EPILOG = """environment (or .env; see .env.example):
   OPENAI_API_KEY       key of the OpenAI-compatible API
@@ -117,11 +118,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     log_file = args.log_file or (settings.data_dir / "bot.log" if channel == "terminal" else None)
+    lock = DataDirLock(settings.data_dir)
+    try:
+        lock.acquire()
+    except DataDirInUse as exc:
+        print(exc, file=sys.stderr)
+        return 2
     setup_logging(settings.log_level, settings.secret_values(), log_file)
     try:
         return asyncio.run(run(settings, channel))
     except KeyboardInterrupt:
         return 0
+    finally:
+        lock.release()
 
 
 async def run(settings: Settings, channel: str) -> int:

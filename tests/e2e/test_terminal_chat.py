@@ -26,6 +26,19 @@ def run_bot(workdir: Path, stdin: str, env_extra: dict[str, str], timeout: float
     )
 
 
+def start_bot(workdir: Path, **env_extra: str) -> subprocess.Popen[str]:
+    """A terminal bot that keeps running, fed line by line through its stdin."""
+    return subprocess.Popen(
+        bot_argv(workdir),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=clean_env(**env_extra),
+    )
+
+
 def test_terminal_chat_turns_tools_and_new(workdir):
     with FakeOpenAiServer() as llm:
         llm.script(
@@ -57,15 +70,7 @@ def test_terminal_chat_turns_tools_and_new(workdir):
 def test_runtime_config_edit_applies_without_restart(workdir):
     config_path = workdir / "preferences" / "runtime-config.json"
     with FakeOpenAiServer() as llm:
-        proc = subprocess.Popen(
-            bot_argv(workdir),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-            env=clean_env(OPENAI_BASE_URL=llm.base_url),
-        )
+        proc = start_bot(workdir, OPENAI_BASE_URL=llm.base_url)
         assert proc.stdin and proc.stdout
         proc.stdin.write("one\n")
         proc.stdin.flush()
@@ -77,6 +82,27 @@ def test_runtime_config_edit_applies_without_restart(workdir):
         proc.stdin.flush()
         proc.wait(30)
     assert [r["model"] for r in llm.requests] == ["gpt-4o-mini", "hot-swapped"]
+
+
+def test_a_second_bot_on_the_same_data_dir_is_refused_until_the_first_is_gone(workdir):
+    with FakeOpenAiServer() as llm:
+        first = start_bot(workdir, OPENAI_BASE_URL=llm.base_url)
+        assert first.stdin
+        first.stdin.write("one\n")
+        first.stdin.flush()
+        assert "echo: one" in _read_until(first, "echo: one")
+
+        second = run_bot(workdir, "two\n/quit\n", {"OPENAI_BASE_URL": llm.base_url})
+        assert second.returncode == 2
+        assert f"Another bot (pid {first.pid}) is running with the data dir" in second.stderr
+        assert "--data-dir" in second.stderr and "Traceback" not in second.stderr
+        assert len(llm.requests) == 1, "the refused bot called nobody"
+
+        first.kill()  # kill -9: the operating system releases the lock
+        first.wait(10)
+        third = run_bot(workdir, "three\n/quit\n", {"OPENAI_BASE_URL": llm.base_url})
+    assert third.returncode == 0, third.stderr
+    assert "bot> echo: three" in third.stdout
 
 
 def _read_until(proc, marker: str) -> str:

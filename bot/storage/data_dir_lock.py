@@ -1,0 +1,52 @@
+"""One bot process per data dir.
+
+Two processes on one data dir would each keep their own view of sessions, memory and the
+queues, and overwrite each other's files (the Telegram inbox, the index ledger). So the bot
+holds an exclusive `flock` on `<data dir>/bot.lock` while it runs. The operating system lets
+go of it when the process ends in any way, `kill -9` included: a stale lock file never
+blocks the next start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+
+LOCK_NAME = "bot.lock"
+
+
+class DataDirInUse(Exception):
+    """Another running bot holds the data dir; the message says which and what to do."""
+
+
+class DataDirLock:
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.path = data_dir / LOCK_NAME
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock, or raise `DataDirInUse` at once (no waiting)."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise DataDirInUse(
+                f"Another bot (pid {holder}) is running with the data dir {self.data_dir}. "
+                "Stop it first, or give this one its own data dir (--data-dir or BOT_DATA_DIR)."
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
