@@ -8,8 +8,7 @@ from pydantic import BaseModel, Field
 
 from bot.memory.items import ItemType, new_item
 from bot.memory.packing import render_line
-from bot.memory.service import ShortTermMemory
-from bot.ports.memory import RememberingPreference
+from bot.ports.memory import MemoryItemsPort, RememberingPreference
 from bot.tools.registry import ToolContext
 
 TOOL_CONFIDENCE = 0.95
@@ -42,7 +41,7 @@ class MemoryTool:
     )
     arguments = MemoryArguments
 
-    def __init__(self, memory: ShortTermMemory, remembering: RememberingPreference) -> None:
+    def __init__(self, memory: MemoryItemsPort, remembering: RememberingPreference) -> None:
         self._memory = memory
         self._remembering = remembering
 
