@@ -52,11 +52,16 @@ def own_lightrag(rag_llm_url, tmp_path):
 
 @pytest.fixture
 def make_stack(tmp_path):
-    """`make_stack(lightrag, allowed=[...], **config)`: a started stack, stopped afterwards."""
+    """`make_stack(lightrag, allowed=[...], webhook=False, **config)`: a started stack,
+    stopped afterwards."""
     started: list[tuple[SystemStack, list]] = []
 
     def make(
-        lightrag: LightRagServer, allowed: list[int], log_level: str = "INFO", **config
+        lightrag: LightRagServer,
+        allowed: list[int],
+        log_level: str = "INFO",
+        webhook: bool = False,
+        **config,
     ) -> SystemStack:
         telegram = FakeTelegramServer(token=TELEGRAM_TOKEN)
         llm = EchoLlm()
@@ -67,7 +72,7 @@ def make_stack(tmp_path):
             server.start()
         workdir = tmp_path / f"bot{len(started)}"
         stack = SystemStack.create(
-            workdir, telegram, llm_server, llm, lightrag, rag, allowed, config, log_level
+            workdir, telegram, llm_server, llm, lightrag, rag, allowed, config, log_level, webhook
         )
         started.append((stack, servers))
         stack.bot.start(telegram)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from tests.fakes.background_server import free_port
 from tests.fakes.lightrag_server import LightRagServer
 from tests.fakes.misbehaving_servers import RecordingProxy
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
@@ -70,8 +71,13 @@ class BotProcess:
         return self.workdir / "bot.log"
 
     def start(self, telegram: FakeTelegramServer, within: float = 60) -> None:
-        """Start and wait until the bot is about to poll Telegram (it clears any webhook first)."""
-        polls_before = len(telegram.calls("deleteWebhook"))
+        """Start and wait until the bot is about to take updates: it clears any webhook before
+        polling, or sets its own in webhook mode."""
+
+        def receiving_calls() -> int:
+            return len(telegram.calls("deleteWebhook")) + len(telegram.calls("setWebhook"))
+
+        calls_before = receiving_calls()
         env = {
             k: v
             for k, v in os.environ.items()
@@ -88,9 +94,7 @@ class BotProcess:
         )
         log.close()
         self.runs += 1
-        telegram.wait_for_sync(
-            lambda: len(telegram.calls("deleteWebhook")) > polls_before or not self.alive, within
-        )
+        telegram.wait_for_sync(lambda: receiving_calls() > calls_before or not self.alive, within)
         assert self.alive, f"the bot exited at start:\n{self.log()[-3000:]}"
 
     @property
@@ -140,6 +144,7 @@ class SystemStack:
         allowed: list[int],
         config: dict[str, dict[str, Any]],
         log_level: str = "INFO",
+        webhook: bool = False,
     ) -> SystemStack:
         workdir.mkdir(parents=True, exist_ok=True)
         shutil.copytree(REPO / "preferences", workdir / "preferences")
@@ -151,6 +156,11 @@ class SystemStack:
             "RAG_API_KEY": RAG_KEY,
             "LOG_LEVEL": log_level,
         }
+        if webhook:  # Telegram posts updates to the bot instead of being polled
+            port = free_port()
+            env_lines["TELEGRAM_WEBHOOK_URL"] = f"http://127.0.0.1:{port}/telegram"
+            env_lines["TELEGRAM_WEBHOOK_PORT"] = str(port)
+            env_lines["TELEGRAM_WEBHOOK_SECRET"] = "system-test-webhook-secret"
         (workdir / ".env").write_text("".join(f"{k}={v}\n" for k, v in env_lines.items()))
         stack = cls(workdir, telegram, llm_server, llm, lightrag, rag, BotProcess(workdir))
         base = {
