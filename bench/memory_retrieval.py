@@ -5,7 +5,8 @@ Items are synthetic but shaped like real ones: 80% episodes of 40-60 words, 15% 
 long postings as they would in real text. Queries of 4-10 words are drawn from the same
 distribution. Each figure is `ShortTermMemory.recall` end to end (candidates, BM25, scoring,
 top-k, packing, rendering) on a warm user; the first, cold recall (reading and parsing every
-file) is reported apart. Sizes run in one process, so machine noise hits all alike; compare
+file, in a worker thread) is reported apart, with the longest pause it caused to the event
+loop, i.e. to every other chat. Sizes run in one process, so machine noise hits all alike; compare
 the growth factors rather than absolute times.
 
     python -m bench.memory_retrieval [--queries 200] [--sizes 1000 10000 100000]
@@ -103,15 +104,26 @@ async def measure_size(size: int, queries: list[str], words: Words, rng: random.
         root = Path(tmp)
         write_files(root, synthetic_items(size, words, rng))
         memory = ShortTermMemory(root, MemoryConfig, clock=lambda: NOW)
+        loop_pauses: list[float] = []
+        beat = asyncio.create_task(_heartbeat(loop_pauses))
         started = time.perf_counter()
         await memory.recall(USER, queries[0])
         cold_ms = (time.perf_counter() - started) * 1000
+        beat.cancel()
         times = []
         for query in queries:
             started = time.perf_counter()
             await memory.recall(USER, query)
             times.append((time.perf_counter() - started) * 1000)
-        return cold_ms, times
+        return cold_ms, max(loop_pauses, default=0.0), times
+
+
+async def _heartbeat(pauses: list[float], every: float = 0.001) -> None:
+    """Wakes every millisecond and records how late it woke (ms): what other chats feel."""
+    while True:
+        before = time.perf_counter()
+        await asyncio.sleep(every)
+        pauses.append((time.perf_counter() - before - every) * 1000)
 
 
 async def measure(sizes: list[int], query_count: int) -> list[Figure]:
@@ -122,7 +134,7 @@ async def measure(sizes: list[int], query_count: int) -> list[Figure]:
     figures: list[Figure] = []
     p95: dict[int, float] = {}
     for size in sizes:
-        cold_ms, times = await measure_size(size, queries, words, rng)
+        cold_ms, longest_pause_ms, times = await measure_size(size, queries, words, rng)
         p95[size] = percentile(times, 95)
         label = f"{size // 1000}k items"
         figures.append(Figure(name, f"{label}: recall + pack p50", median(times), "ms", ""))
@@ -130,6 +142,8 @@ async def measure(sizes: list[int], query_count: int) -> list[Figure]:
         met = p95[size] < TARGET_P95_10K_MS if size == 10_000 else None
         figures.append(Figure(name, f"{label}: recall + pack p95", p95[size], "ms", target, met))
         figures.append(Figure(name, f"{label}: first recall (load files)", cold_ms, "ms", ""))
+        pause = f"{label}: longest event-loop pause during it"
+        figures.append(Figure(name, pause, longest_pause_ms, "ms", ""))
     for smaller, larger in pairwise(sizes):
         growth = p95[larger] / p95[smaller]
         items_ratio = larger / smaller
