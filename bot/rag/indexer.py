@@ -27,6 +27,7 @@ SETTLE_PAUSES = (0.05, 0.1, 0.2, 0.5, 1, 2, 4, 8, 15)
 """Waits between looks at an upload's status (about 30 s in all) before giving up on it."""
 SETTLE_AT_ONCE = 4
 SETTLE_DISABLED_RECHECK_SECONDS = 1.0
+"""While RAG is off, how often a waiting settle looks whether it is back on (or shutdown began)."""
 
 
 class RagIndexer:

@@ -74,22 +74,24 @@ class TelegramBot:
         inbox = None
         if options.inbox_path is not None:
             inbox = UpdateInbox(options.inbox_path, keep=_from_allowed_user(config))
-            if options.webhook is None:
-                builder = builder.updater(None)  # our poller fetches, through the inbox
-            else:
-                builder = builder.update_queue(JournalingQueue(inbox))
+        polls_through_inbox = inbox is not None and options.webhook is None
+        if polls_through_inbox:
+            builder = builder.updater(None)  # our poller fetches, through the inbox
+        elif inbox is not None:
+            builder = builder.update_queue(JournalingQueue(inbox))  # PTB's webhook, journaled
         self.application: Application = builder.build()
         self.inbox = inbox
         self.poller: JournaledPoller | None = None
+        if polls_through_inbox:
+            assert inbox is not None
+            self.poller = JournaledPoller(
+                self.application.bot,
+                self.application.update_queue,
+                inbox,
+                options.poll_timeout_seconds,
+                ALLOWED_UPDATES,
+            )
         if inbox is not None:
-            if options.webhook is None:
-                self.poller = JournaledPoller(
-                    self.application.bot,
-                    self.application.update_queue,
-                    inbox,
-                    options.poll_timeout_seconds,
-                    ALLOWED_UPDATES,
-                )
             self.processor.on_done = lambda update: inbox.done(update.update_id)  # type: ignore[attr-defined]
         self.sender = TelegramSender(self.application.bot)
         self.typing = TypingIndicators(self.sender, options.typing_interval_seconds)
