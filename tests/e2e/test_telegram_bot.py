@@ -88,9 +88,29 @@ def sessions(settings) -> list[str]:
     return sorted(unquote(p.stem) for p in (settings.data_dir / "sessions").glob("*.json"))
 
 
+async def sessions_once_saved(telegram, settings, count: int) -> list[str]:
+    """`sessions` once `count` are on disk: a session is saved just after its reply is sent."""
+    await telegram.wait_for(lambda: len(sessions(settings)) >= count)
+    return sessions(settings)
+
+
 def saved_session(settings, key: str) -> dict:
     store = JsonSessionStore(settings.data_dir / "sessions")
     return json.loads(store.path_for(key).read_text())
+
+
+async def saved_contents(telegram, settings, key: str, count: int) -> list[str]:
+    """The texts of the saved session once it holds `count` messages: a turn's session is
+    saved just after its reply is sent, so a test that saw the reply may be a moment early."""
+
+    def contents() -> list[str]:
+        try:
+            return [m["content"] for m in saved_session(settings, key)["messages"]]
+        except (FileNotFoundError, ValueError):
+            return []
+
+    await telegram.wait_for(lambda: len(contents()) >= count)
+    return contents()
 
 
 async def test_start_greets_publishes_the_menu_and_calls_no_llm(start_bot, telegram, fake_llm):
@@ -126,7 +146,7 @@ async def test_a_turn_shows_typing_and_replies_formatted(start_bot, telegram, fa
     assert all(call.params["action"] == "typing" for call in typing)
     assert typing[0].at < reply.sent_at
     assert fake_llm.requests[0]["messages"][-1]["content"] == "show me formatting"
-    assert sessions(settings) == [f"telegram:{ALICE.id}"]
+    assert await sessions_once_saved(telegram, settings, 1) == [f"telegram:{ALICE.id}"]
 
 
 async def test_streaming_edits_one_message_about_once_per_interval(start_bot, telegram, fake_llm):
@@ -194,7 +214,7 @@ async def test_stranger_is_refused_once_without_llm_call_or_storage(
     assert len(telegram.messages(EVE.id)) == 1, "told once per cooldown"
     assert telegram.chat_actions(EVE.id) == []
     assert [r["messages"][-1]["content"] for r in fake_llm.requests] == ["hi"]
-    assert sessions(settings) == [f"telegram:{ALICE.id}"]
+    assert await sessions_once_saved(telegram, settings, 1) == [f"telegram:{ALICE.id}"]
     logged = "\n".join(r.getMessage() for r in caplog.records)
     for private in ("secret plans", "hello??", "Zorblax", "zorblax_stranger"):
         assert private not in logged, f"{private!r} was logged"
@@ -245,7 +265,7 @@ async def test_forum_topics_are_separate_sessions(start_bot, telegram, fake_llm,
     (in_books,) = await replies(telegram, forum.id, thread_id=books)
     assert in_books.text == "echo: recommend a novel"
     assert [m["role"] for m in fake_llm.requests[-1]["messages"]] == ["system", "user"]
-    assert sessions(settings) == sorted(
+    assert await sessions_once_saved(telegram, settings, 2) == sorted(
         [f"telegram:{forum.id}:{trips}", f"telegram:{forum.id}:{books}"]
     )
 
@@ -502,5 +522,5 @@ async def test_messages_cut_short_by_a_stop_are_answered_after_the_restart(
     texts = telegram.texts(ALICE.id)
     assert texts[0] == "first answer" and "shutting down" in texts[1]
     assert texts[2:] == ["echo: second", "echo: third"], "replayed once each, in order"
-    saved = [m["content"] for m in saved_session(settings, f"telegram:{ALICE.id}")["messages"]]
+    saved = await saved_contents(telegram, settings, f"telegram:{ALICE.id}", 6)
     assert saved == ["first", "first answer", "second", "echo: second", "third", "echo: third"]
