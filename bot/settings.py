@@ -81,6 +81,11 @@ class Settings(BaseSettings):
     rag_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("RAG_API_KEY", "rag_api_key")
     )
+    embeddings_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("EMBEDDINGS_API_KEY", "embeddings_api_key"),
+    )
+    """For `memory.embeddings.provider: openai`; OPENAI_API_KEY when unset."""
     data_dir: Path = Field(
         default=Path("data"), validation_alias=AliasChoices("BOT_DATA_DIR", "data_dir")
     )
@@ -114,5 +119,6 @@ class Settings(BaseSettings):
             self.telegram_webhook_secret,
             self.openai_api_key,
             self.rag_api_key,
+            self.embeddings_api_key,
         )
         return [s.get_secret_value() for s in secrets if s is not None and s.get_secret_value()]

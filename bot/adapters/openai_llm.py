@@ -298,3 +298,15 @@ def _as_llm_error(
     else:
         message = "The language model sent an answer I could not read. Please try again."
     return LlmError(message, detail)
+
+
+def openai_retrying(attempts: int, max_seconds: float) -> AsyncRetrying:
+    """The retry policy of every call to an OpenAI-compatible server (chat and embeddings):
+    transient failures only, Retry-After honoured, bounded in attempts and in total time."""
+    return AsyncRetrying(
+        stop=stop_after_attempt(attempts) | stop_before_delay(max_seconds),
+        wait=_wait_honouring_retry_after,
+        retry=retry_if_exception(_is_transient),
+        before_sleep=_log_retry,
+        reraise=True,
+    )

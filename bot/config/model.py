@@ -79,10 +79,25 @@ class RagConfig(Section):
     shutdown_drain_seconds: float = Field(5, ge=0, le=600)
 
 
+EmbeddingProvider = Literal["embedded", "openai", "off"]
+
+
+class EmbeddingsConfig(Section):
+    """Vectors for semantic recall: the bundled model, an OpenAI-compatible server, or none."""
+
+    provider: EmbeddingProvider = Field(
+        "embedded", description="embedded: bundled WordLlama; openai: /v1/embeddings; off: words"
+    )
+    model: str = Field("text-embedding-3-small", min_length=1, description="For `openai`.")
+    base_url: str = Field("", description="For `openai`; empty means OPENAI_BASE_URL.")
+    timeout_seconds: float = Field(5, gt=0, le=120, description="One embeddings request.")
+
+
 class MemoryConfig(Section):
     """Short-term structured memory (`# Memory`); see docs/MEMORY.md for how each field acts."""
 
     enabled: bool = True
+    embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
     soft_budget_tokens: int = Field(600, ge=50, le=20_000, description="Pack target size.")
     hard_budget_tokens: int = Field(1000, ge=50, le=40_000, description="Pack ceiling.")
     overflow_min_score: float = Field(

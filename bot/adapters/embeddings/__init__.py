@@ -1,0 +1,1 @@
+"""Embedding adapters: the model shipped inside a wheel, and any OpenAI-compatible server."""

@@ -1,0 +1,41 @@
+"""Text embeddings as memory sees them: sentences in, unit vectors out.
+
+Memory compares a question with what it stored by the cosine of their vectors, so a question
+asked in other words than the fact ("my sibling" for "my sister") still finds it. Vectors of
+different models live in different spaces: `model_id` names the space, and memory keeps one
+set of vectors per model id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+"""One row per text, L2-normalised, so a dot product is the cosine."""
+
+
+class EmbeddingError(Exception):
+    """No vectors this time (server down, bad model, time-out); memory falls back to words."""
+
+
+class EmbeddingPort(Protocol):
+    @property
+    def model_id(self) -> str:
+        """Names the vector space (`embedded:l2_supercat_256`, `openai:text-embedding-3-small`);
+        empty while embeddings are off."""
+        ...
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        """Unit vectors for `texts`, in order. Raises `EmbeddingError`."""
+        ...
+
+
+def unit_rows(matrix: npt.ArrayLike) -> Vectors:
+    """`matrix` as float32 rows of length one; an all-zero row (an empty text) stays zero."""
+    rows = np.array(matrix, dtype=np.float32, ndmin=2)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
