@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from bot.adapters.embeddings.configured import ConfiguredEmbedder
 from bot.adapters.lightrag import LightRagAdapter
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.commands import CommandRegistry, CoreCommands
@@ -57,18 +58,28 @@ class BotApp:
     memory: ShortTermMemory
     rag: LightRagAdapter
     indexer: RagIndexer
+    embedder: ConfiguredEmbedder
 
     @classmethod
     def build(cls, settings: Settings, llm: LlmPort | None = None) -> BotApp:
         """Wire the bot from settings; `llm` replaces the OpenAI adapter (tests, benchmarks)."""
         data = settings.data_dir
         config = RuntimeConfigStore(settings.runtime_config_path)
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
         if llm is None:
-            key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
             llm = OpenAiLlm.connect(key, settings.openai_base_url)
 
-        # Short-term memory (`# Memory`, order 50) and the per-user "remember off" switch.
-        memory = ShortTermMemory(data / "memory", lambda: config.current().memory)
+        # Short-term memory (`# Memory`, order 50) and the per-user "remember off" switch;
+        # `memory.embeddings` picks the model that gives recall its sense of meaning.
+        embeddings_key = settings.embeddings_api_key
+        embedder = ConfiguredEmbedder(
+            lambda: config.current().memory.embeddings,
+            embeddings_key.get_secret_value() if embeddings_key else key,
+            settings.openai_base_url,
+        )
+        memory = ShortTermMemory(
+            data / "memory", lambda: config.current().memory, embedder=embedder
+        )
         remember = RememberSwitch(data / "memory" / "remember-off.json")
 
         # Long-term memory through LightRAG (`# Relevant Memory`, order 55).
@@ -103,12 +114,24 @@ class BotApp:
         MemoryCommands(commands, memory, memory_stores, remember).register()
         runner = TurnRunner(pipeline, sessions, config, commands, remembering=remember)
         return cls(
-            settings, config, commands, tools, sessions, pipeline, runner, llm, memory, rag, indexer
+            settings,
+            config,
+            commands,
+            tools,
+            sessions,
+            pipeline,
+            runner,
+            llm,
+            memory,
+            rag,
+            indexer,
+            embedder,
         )
 
     async def start(self) -> None:
         """Start background work: the index worker sends what earlier runs left queued."""
         self.indexer.start()
+        await self.embedder.warm_up()
         warning = shared_memory_warning(self.config.current())
         if warning:
             log.warning("[RAG] %s", warning)
@@ -127,6 +150,7 @@ class BotApp:
         await self.memory.drain()
         await self.indexer.stop()
         await self.rag.aclose()
+        await self.embedder.close()
         close = getattr(self.llm, "close", None)
         if close is not None:
             await close()

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from bot.config.model import MemoryConfig
 from bot.memory.items import TRAITS, ItemType, Layer, MemoryItem
 from bot.memory.text import tokens
+from bot.ports.embeddings import Vectors
 
 if TYPE_CHECKING:
     from bot.memory.user_items import UserItems
@@ -41,6 +42,15 @@ PROFILE_TYPES = frozenset({ItemType.IDENTITY, ItemType.CONSTRAINT})
 LEXICAL_POOL = 64
 """Only the best lexical matches are fully scored, which keeps a recall fast at any size; a
 weaker match could overtake them only on salience and confidence, by a small margin."""
+
+SEMANTIC_POOL = 24
+"""The items nearest in meaning that compete; beyond them a match is too weak to show."""
+
+RRF_K = 3
+"""Rank fusion's damping: small, so the first few ranks count far more than the tail."""
+
+PROFILE_TOP_K = 3
+"""Identity and constraint items added after the question's own items."""
 
 
 @dataclass(frozen=True)
@@ -76,31 +86,79 @@ def top_k(config: MemoryConfig, layer: Layer) -> int:
     }[layer]
 
 
-def rank(items: UserItems, query: str, now: datetime, config: MemoryConfig) -> list[ScoredItem]:
-    """The best items for `query`: at most top-k per layer, best first."""
-    pool = max(config.semantic_top_k, config.procedural_top_k, config.episodic_top_k) * 3 + 5
-    candidates = items.candidates(tokens(query), pool)
-    lexical = [pair for pair in candidates.items() if pair[1] > 0]
+def fuse(lexical: dict[str, float], semantic: dict[str, float]) -> dict[str, float]:
+    """One relevance per item from the word ranking and the meaning ranking.
+
+    Reciprocal rank fusion: each ranking gives an item `1 / (RRF_K + its rank)`, and the sum is
+    scaled so that first in both rankings is 1.0 (first in one of them alone, 0.5). Ranks, not
+    raw scores, because BM25 and cosines of different models share no scale. Without vectors
+    the BM25 relevance is kept as it is, so words-only recall behaves as it always did.
+    """
+    if not semantic:
+        return lexical
+    fused: dict[str, float] = {}
+    for ranking in (lexical, semantic):
+        ordered = sorted(ranking, key=ranking.__getitem__, reverse=True)
+        for position, item_id in enumerate(ordered, start=1):
+            fused[item_id] = fused.get(item_id, 0.0) + 1 / (RRF_K + position)
+    ceiling = 2 / (RRF_K + 1)
+    return {item_id: value / ceiling for item_id, value in fused.items()}
+
+
+def rank(
+    items: UserItems,
+    query: str,
+    now: datetime,
+    config: MemoryConfig,
+    query_vector: Vectors | None = None,
+) -> list[ScoredItem]:
+    """The best items for `query`: at most top-k per layer, best first, then the profile.
+
+    Candidates are the items sharing words with the query and, given `query_vector`, the
+    items nearest to it in meaning. Identity and constraint items that neither found come
+    after them, outside the top-k: they matter to most questions, but the top of `# Memory`
+    is what this question is about.
+    """
+    lexical = items.lexical(tokens(query))
     if len(lexical) > LEXICAL_POOL:
-        keep = dict(heapq.nlargest(LEXICAL_POOL, lexical, key=itemgetter(1)))
-        candidates = {k: v for k, v in candidates.items() if v == 0 or k in keep}
-    oldest_episode = now - timedelta(days=config.lookback_days)
+        lexical = dict(heapq.nlargest(LEXICAL_POOL, lexical.items(), key=itemgetter(1)))
+    semantic: dict[str, float] = {}
+    if query_vector is not None and items.vectors is not None:
+        semantic = items.vectors.nearest(query_vector, SEMANTIC_POOL)
 
     per_layer: dict[Layer, list[ScoredItem]] = {layer: [] for layer in Layer}
-    for item_id, relevance in candidates.items():
+    for item_id, relevance in fuse(lexical, semantic).items():
         item = items.get(item_id)
-        if item is None or item.expired(now):
-            continue
-        if item.layer is Layer.EPISODIC and item.updated_at < oldest_episode:
-            continue
-        if relevance == 0 and item.type not in PROFILE_TYPES:
+        if item is None or not _recallable(item, now, config):
             continue
         value = score(item, relevance, now, config.decay_days)
-        if relevance == 0 or value >= config.min_score:
+        if value >= config.min_score:
             per_layer[item.layer].append(ScoredItem(item, value, relevance))
 
     chosen: list[ScoredItem] = []
     for layer, scored in per_layer.items():
         chosen += heapq.nlargest(top_k(config, layer), scored, key=lambda s: s.score)
     chosen.sort(key=lambda s: s.score, reverse=True)
-    return chosen
+    return chosen + _profile(items, {s.item.id for s in chosen}, now, config)
+
+
+def _profile(
+    items: UserItems, taken: set[str], now: datetime, config: MemoryConfig
+) -> list[ScoredItem]:
+    """The strongest identity and constraint items not chosen already, on their priors."""
+    found: list[ScoredItem] = []
+    for item_id in items.strongest(PROFILE_TOP_K * 3):
+        item = items.get(item_id)
+        if item is None or item_id in taken or item.type not in PROFILE_TYPES:
+            continue
+        if _recallable(item, now, config):
+            found.append(ScoredItem(item, score(item, 0.0, now, config.decay_days), 0.0))
+    found.sort(key=lambda s: s.score, reverse=True)
+    return found[:PROFILE_TOP_K]
+
+
+def _recallable(item: MemoryItem, now: datetime, config: MemoryConfig) -> bool:
+    if item.expired(now):
+        return False
+    oldest_episode = now - timedelta(days=config.lookback_days)
+    return item.layer is not Layer.EPISODIC or item.updated_at >= oldest_episode

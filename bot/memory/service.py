@@ -25,7 +25,9 @@ from bot.memory.files import UserFiles, remove_ids
 from bot.memory.items import Layer, MemoryItem, fingerprint
 from bot.memory.packing import pack
 from bot.memory.scoring import ScoredItem, rank
+from bot.memory.semantic import SemanticMemory
 from bot.memory.user_items import UserItems
+from bot.ports.embeddings import EmbeddingPort, Vectors
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,7 @@ class ShortTermMemory:
         config: Callable[[], MemoryConfig],
         clock: Callable[[], datetime] = utc_now,
         cached_users: int = 64,
+        embedder: EmbeddingPort | None = None,
     ) -> None:
         self.root = root
         self._config = config
@@ -60,6 +63,17 @@ class ShortTermMemory:
         self._loaded: OrderedDict[str, UserItems] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[object]] = set()
+        self._semantic = (
+            SemanticMemory(
+                embedder,
+                lambda: config().embeddings,
+                lambda user_id: UserFiles(root, user_id).directory,
+                self._loaded.get,
+                self._lock,
+            )
+            if embedder is not None
+            else None
+        )
 
     @property
     def enabled(self) -> bool:
@@ -72,7 +86,8 @@ class ShortTermMemory:
         """The `# Memory` pack for this user and message; empty when nothing scores enough."""
         config = self._config()
         items = await self._items(user_id)
-        packed = pack(rank(items, query, self._clock(), config), config)
+        vector = await self._query_vector(user_id, items, query)
+        packed = pack(rank(items, query, self._clock(), config, vector), config)
         if packed.lines:
             log.info("[Memory] recalled %d items (%d tokens)", len(packed.lines), packed.tokens)
         return packed.text()
@@ -88,7 +103,9 @@ class ShortTermMemory:
                 "lookback_days": 3650,
             }
         )
-        found = rank(await self._items(user_id), query, self._clock(), relaxed)
+        items = await self._items(user_id)
+        vector = await self._query_vector(user_id, items, query)
+        found = rank(items, query, self._clock(), relaxed, vector)
         return [scored for scored in found if scored.relevance > 0][:limit]
 
     async def overview(self, user_id: str) -> MemoryOverview:
@@ -98,6 +115,11 @@ class ShortTermMemory:
         facts = [item for item in live if item.layer is not Layer.EPISODIC]
         facts.sort(key=lambda item: item.updated_at, reverse=True)
         return MemoryOverview(facts, len(live) - len(facts))
+
+    async def live_items(self, user_id: str) -> list[MemoryItem]:
+        """Every item of this user that has not expired, in no particular order."""
+        now = self._clock()
+        return [item for item in await self._items(user_id) if not item.expired(now)]
 
     async def count_for(self, user_id: str) -> int:
         now = self._clock()
@@ -148,7 +170,9 @@ class ShortTermMemory:
                 items.put(item)
                 stored.append(item)
             await asyncio.to_thread(self._write, user_id, stored, promoted_ids)
-            return stored
+        if self._semantic is not None:
+            self._semantic.fill_in_background(user_id)
+        return stored
 
     async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
         """Delete one item of this user (another user's id is simply not found)."""
@@ -157,6 +181,8 @@ class ShortTermMemory:
             item = items.remove(item_id)
             if item is not None:
                 await asyncio.to_thread(self._erase, user_id, item)
+                if self._semantic is not None:
+                    await self._semantic.forget(user_id, {item_id})
                 log.info("[Memory] forgot item %s", item_id)
             return item
 
@@ -180,8 +206,15 @@ class ShortTermMemory:
         """Wait for writes still running in the background (at shutdown, and in tests)."""
         while self._background:
             await asyncio.gather(*list(self._background), return_exceptions=True)
+        if self._semantic is not None:
+            await self._semantic.drain()
 
     # -- internals --------------------------------------------------------------------------
+
+    async def _query_vector(self, user_id: str, items: UserItems, query: str) -> Vectors | None:
+        if self._semantic is None or not query.strip():
+            return None
+        return await self._semantic.query_vector(user_id, items, query)
 
     def _write(self, user_id: str, stored: list[MemoryItem], promoted_ids: set[str]) -> None:
         files = UserFiles(self.root, user_id)

@@ -9,12 +9,14 @@ from bot.memory.index import LexicalIndex
 from bot.memory.items import Layer, MemoryItem
 from bot.memory.scoring import static_prior
 from bot.memory.text import tokens
+from bot.memory.vectors import VectorIndex
 
 
 class UserItems:
-    """Items by id and by fingerprint, a BM25 index, and per layer two short lists of
-    candidates that need no word in common with the query: the newest items, and the
-    strongest by salience, confidence and type (a user's name matters to most questions).
+    """Items by id and by fingerprint, a BM25 index, the vectors of the embedding model in use
+    (once memory has opened them), and per layer two short lists of candidates that need no
+    word in common with the query: the newest items, and the strongest by salience,
+    confidence and type (a user's name matters to most questions).
 
     Every change updates these in place, so a recall never rebuilds anything.
     """
@@ -26,6 +28,8 @@ class UserItems:
         self._newest: dict[Layer, dict[str, None]] = {layer: {} for layer in Layer}
         self._strongest: dict[Layer, list[tuple[float, str]]] = {layer: [] for layer in Layer}
         self._prior: dict[str, float] = {}
+        self.vectors: VectorIndex | None = None
+        """Set by memory when it opens the vectors of the current embedding model."""
 
     def __len__(self) -> int:
         return len(self.items)
@@ -50,6 +54,8 @@ class UserItems:
             self._by_fingerprint[item.fingerprint] = item.id
         if old is None or old.search_text() != item.search_text():
             self._index.add(item.id, tokens(item.search_text()))
+        if old is not None and old.content != item.content and self.vectors is not None:
+            self.vectors.remove(item.id)  # stale: the new wording is embedded again
         self._newest[item.layer][item.id] = None
         prior = static_prior(item)
         self._prior[item.id] = prior
@@ -60,7 +66,23 @@ class UserItems:
         if item is not None:
             self._unlink(item)
             self._index.remove(item_id)
+            if self.vectors is not None:
+                self.vectors.remove(item_id)
         return item
+
+    def without_vectors(self, limit: int) -> list[MemoryItem]:
+        """Up to `limit` items the open vector index lacks, facts before episodes."""
+        if self.vectors is None:
+            return []
+        vectors = self.vectors
+        missing: list[MemoryItem] = []
+        for layer in (Layer.SEMANTIC, Layer.PROCEDURAL, Layer.EPISODIC):
+            for item_id in reversed(self._newest[layer]):
+                if item_id not in vectors:
+                    missing.append(self.items[item_id])
+                    if len(missing) >= limit:
+                        return missing
+        return missing
 
     def _unlink(self, item: MemoryItem) -> None:
         if self._by_fingerprint.get(item.fingerprint) == item.id:
@@ -72,26 +94,17 @@ class UserItems:
         if position < len(ranked) and ranked[position] == entry:
             del ranked[position]
 
-    def candidates(self, query_terms: list[str], per_layer: int) -> dict[str, float]:
-        """Item ids worth scoring, with their lexical relevance (0 for the prior-only ones)."""
-        found = self._index.relevance(query_terms)
-        for layer in Layer:
-            newest = self._newest[layer]
-            for item_id in _last(newest, per_layer):
-                found.setdefault(item_id, 0.0)
-            for _, item_id in self._strongest[layer][-per_layer:]:
-                found.setdefault(item_id, 0.0)
-        return found
+    def lexical(self, query_terms: list[str]) -> dict[str, float]:
+        """Items sharing a word with the query, with their BM25 relevance in (0, 1]."""
+        return self._index.relevance(query_terms)
+
+    def strongest(self, per_layer: int) -> list[str]:
+        """Per layer, the ids of the `per_layer` items with the highest static prior."""
+        return [
+            item_id
+            for layer in Layer
+            for _, item_id in reversed(self._strongest[layer][-per_layer:])
+        ]
 
     def count(self, layer: Layer) -> int:
         return len(self._newest[layer])
-
-
-def _last(ordered: dict[str, None], n: int) -> list[str]:
-    """The last `n` keys of an insertion-ordered dict, without walking all of it."""
-    result = []
-    for key in reversed(ordered):
-        if len(result) >= n:
-            break
-        result.append(key)
-    return result

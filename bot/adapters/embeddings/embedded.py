@@ -10,6 +10,7 @@ makes it use the files the wheel shipped and never reach the network.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -27,8 +28,10 @@ INLINE_TEXTS = 32
 to a worker thread so a re-embed of thousands of items never pauses other chats."""
 
 
+@functools.cache
 def load_wordllama() -> Any:
-    """The bundled model, read from the installed package; never downloads. Blocks ~0.3 s."""
+    """The bundled model, read from the installed package once per process; never downloads.
+    Blocks ~0.3 s the first time."""
     import wordllama
     from wordllama import WordLlama
 

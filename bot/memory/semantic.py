@@ -1,0 +1,175 @@
+"""Meaning for short-term memory: each item's vector kept beside it, and the question's vector.
+
+Items are embedded in the background as they are stored (and again when their wording
+changes); their vectors persist in the user's folder (`bot/memory/vectors.py`), so a restart
+never re-embeds what was embedded before. Embeddings down or off never stop a recall: it
+answers by words alone, and the items are embedded later, after a back-off. A new embedding
+model (`memory.embeddings`) opens a new, empty vector file that fills in the background
+while recall goes on by words; the old model's file is deleted once the new one is complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bot.config.model import EmbeddingsConfig
+from bot.memory.user_items import UserItems
+from bot.memory.vectors import VectorFile, VectorIndex
+from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
+
+log = logging.getLogger(__name__)
+
+BATCH = 64
+"""Items embedded per request in the background."""
+BACKOFF_SECONDS = (5.0, 30.0, 120.0, 600.0)
+"""How long embeddings rest after consecutive failures, before items are tried again."""
+SETTLE_SECONDS = 0.05
+"""How long a recall waits for this user's items still being embedded (the embedded model
+needs well under a millisecond per item; a remote server is not waited for longer)."""
+
+
+class SemanticMemory:
+    """Opens, fills and searches each user's vectors through an `EmbeddingPort`."""
+
+    def __init__(
+        self,
+        embedder: EmbeddingPort,
+        config: Callable[[], EmbeddingsConfig],
+        directory_of: Callable[[str], Path],
+        items_of: Callable[[str], UserItems | None],
+        lock_of: Callable[[str], asyncio.Lock],
+    ) -> None:
+        self._embedder = embedder
+        self._config = config
+        self._directory_of = directory_of
+        self._items_of = items_of
+        self._lock_of = lock_of
+        self._dimensions: dict[str, int] = {}
+        self._filling: dict[str, asyncio.Task[None]] = {}
+        self._failures = 0
+        self._resting_until = 0.0
+
+    async def query_vector(self, user_id: str, items: UserItems, query: str) -> Vectors | None:
+        """The question's vector, with this user's vectors open; None means "words alone"."""
+        model_id = self._embedder.model_id
+        if not model_id or self._resting():
+            return None
+        pending = self._filling.get(user_id)
+        if pending is not None:
+            await asyncio.wait({pending}, timeout=SETTLE_SECONDS)
+        try:
+            async with asyncio.timeout(self._config().timeout_seconds):
+                vector = (await self._embedder.embed([query]))[0]
+        except (EmbeddingError, TimeoutError) as exc:
+            self._failed(exc)
+            return None
+        self._succeeded()
+        self._dimensions[model_id] = vector.shape[0]
+        await self._open(user_id, items, model_id)
+        self.fill_in_background(user_id)
+        return vector
+
+    def fill_in_background(self, user_id: str) -> None:
+        """Embed this user's items that have no vector yet; one task per user at a time."""
+        if not self._embedder.model_id or user_id in self._filling or self._resting():
+            return
+        task = asyncio.create_task(self._fill(user_id), name=f"memory-embed:{user_id}")
+        self._filling[user_id] = task
+        task.add_done_callback(lambda _: self._filling.pop(user_id, None))
+
+    async def forget(self, user_id: str, item_ids: set[str]) -> None:
+        """Delete these items' vectors from every model's file (call under the user's lock)."""
+        await asyncio.to_thread(self._remove_from_files, user_id, item_ids)
+
+    async def drain(self) -> None:
+        while self._filling:
+            await asyncio.gather(*list(self._filling.values()), return_exceptions=True)
+
+    # -- internals --------------------------------------------------------------------------
+
+    async def _fill(self, user_id: str) -> None:
+        while True:
+            items = self._items_of(user_id)
+            model_id = self._embedder.model_id
+            if items is None or not model_id or self._resting():
+                return
+            if items.vectors is None or items.vectors.model_id != model_id:
+                if model_id not in self._dimensions:
+                    return  # the first recall learns the model's size and opens the vectors
+                await self._open(user_id, items, model_id)
+            batch = items.without_vectors(BATCH)
+            if not batch:
+                await self._drop_other_models(user_id, items)
+                return
+            try:
+                vectors = await self._embedder.embed([item.content for item in batch])
+            except EmbeddingError as exc:
+                self._failed(exc)
+                return
+            self._succeeded()
+            await self._store(user_id, items, model_id, [item.id for item in batch], vectors)
+
+    async def _store(
+        self, user_id: str, items: UserItems, model_id: str, ids: list[str], vectors: Vectors
+    ) -> None:
+        index = items.vectors
+        if index is None or index.model_id != model_id or self._embedder.model_id != model_id:
+            return  # the model changed meanwhile: these vectors belong to no open index
+        file = VectorFile.of(self._directory_of(user_id), model_id, index.dimensions)
+        async with self._lock_of(user_id):
+            if self._items_of(user_id) is not items:
+                return  # forgotten (or evicted) while being embedded: nothing may be written
+            live = [at for at, item_id in enumerate(ids) if items.get(item_id) is not None]
+            ids, vectors = [ids[at] for at in live], vectors[live]
+            index.put_many(ids, vectors)
+            await asyncio.to_thread(file.append, ids, vectors)
+
+    async def _open(self, user_id: str, items: UserItems, model_id: str) -> None:
+        if items.vectors is not None and items.vectors.model_id == model_id:
+            return
+        dimensions = self._dimensions[model_id]
+        file = VectorFile.of(self._directory_of(user_id), model_id, dimensions)
+        async with self._lock_of(user_id):
+            if items.vectors is not None and items.vectors.model_id == model_id:
+                return
+            ids, vectors = await asyncio.to_thread(file.load, set(items.items))
+            index = VectorIndex(model_id, dimensions)
+            index.put_many(ids, vectors)
+            items.vectors = index
+
+    async def _drop_other_models(self, user_id: str, items: UserItems) -> None:
+        index = items.vectors
+        if index is None:
+            return
+        current = VectorFile.of(self._directory_of(user_id), index.model_id, index.dimensions)
+        for file in VectorFile.every(self._directory_of(user_id)):
+            if file.path != current.path:
+                file.path.unlink(missing_ok=True)
+                log.info("[Memory] deleted the vectors of a previous embedding model")
+
+    def _remove_from_files(self, user_id: str, item_ids: set[str]) -> None:
+        for file in VectorFile.every(self._directory_of(user_id)):
+            file.remove(item_ids)
+
+    def _resting(self) -> bool:
+        return time.monotonic() < self._resting_until
+
+    def _failed(self, exc: BaseException) -> None:
+        rest = BACKOFF_SECONDS[min(self._failures, len(BACKOFF_SECONDS) - 1)]
+        self._failures += 1
+        self._resting_until = time.monotonic() + rest
+        reason = str(exc) or type(exc).__name__
+        log.warning(
+            "[Memory] embeddings failed (%s); recalling by words, trying again in %gs",
+            reason,
+            rest,
+        )
+
+    def _succeeded(self) -> None:
+        if self._failures:
+            log.info("[Memory] embeddings are back")
+        self._failures = 0

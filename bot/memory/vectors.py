@@ -1,0 +1,202 @@
+"""One user's item vectors: a float32 matrix in memory, a file of fixed-size records on disk.
+
+    <user folder>/vectors/<model>.<dimensions>.f16
+
+Each record is an item id (16 bytes, zero-padded) and its vector as float16; appends only, the
+last record of an id wins, and a record cut short by a crash is dropped at the next load. A
+file per model: vectors of another model live in another space and are never compared, so a
+model change starts an empty file that memory fills in the background. Reading 100k records
+is one `numpy.fromfile`, so a cold start never re-embeds what was embedded before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from bot.ports.embeddings import Vectors
+from bot.storage.atomic import fsync_dir, write_atomic
+
+ID_BYTES = 16
+
+
+def _record(dimensions: int) -> np.dtype[np.void]:
+    return np.dtype([("id", f"S{ID_BYTES}"), ("vector", "<f2", (dimensions,))])
+
+
+class VectorIndex:
+    """Vectors of one model by item id, searched by cosine (rows are unit length)."""
+
+    def __init__(self, model_id: str, dimensions: int = 0) -> None:
+        self.model_id = model_id
+        self.dimensions = dimensions
+        self._matrix: Vectors = np.zeros((0, dimensions), dtype=np.float32)
+        self._alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self._ids: list[str] = []
+        self._row: dict[str, int] = {}
+        self._used = 0
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._row
+
+    def put(self, item_id: str, vector: npt.ArrayLike) -> None:
+        row = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if not self.dimensions:
+            self.dimensions = row.shape[0]
+            self._matrix = np.zeros((0, self.dimensions), dtype=np.float32)
+        if row.shape[0] != self.dimensions:
+            raise ValueError(f"{row.shape[0]} dimensions, expected {self.dimensions}")
+        at = self._row.get(item_id)
+        if at is None:
+            at = self._append_row(item_id)
+        self._matrix[at] = row
+
+    def put_many(self, item_ids: list[str], vectors: Vectors) -> None:
+        for item_id, vector in zip(item_ids, vectors, strict=True):
+            self.put(item_id, vector)
+
+    def remove(self, item_id: str) -> None:
+        at = self._row.pop(item_id, None)
+        if at is not None:
+            self._alive[at] = False
+            if self._used > 64 and len(self._row) < self._used // 2:
+                self._compact()
+
+    def nearest(self, query: Vectors, limit: int) -> dict[str, float]:
+        """Up to `limit` item ids with their cosine to `query`, best first."""
+        if not self._row or limit <= 0 or query.shape[-1] != self.dimensions:
+            return {}
+        scores = self._matrix[: self._used] @ query.reshape(-1)
+        scores[~self._alive[: self._used]] = -np.inf
+        count = min(limit, len(self._row))
+        best = np.argpartition(-scores, count - 1)[:count]
+        best = best[np.argsort(-scores[best])]
+        return {self._ids[at]: float(scores[at]) for at in best}
+
+    def _append_row(self, item_id: str) -> int:
+        if self._used == self._matrix.shape[0]:
+            grown = max(64, self._used * 2)
+            matrix = np.zeros((grown, self.dimensions), dtype=np.float32)
+            matrix[: self._used] = self._matrix[: self._used]
+            alive = np.zeros(grown, dtype=bool)
+            alive[: self._used] = self._alive[: self._used]
+            self._matrix, self._alive = matrix, alive
+        at = self._used
+        self._used += 1
+        self._ids.append(item_id)
+        self._row[item_id] = at
+        self._alive[at] = True
+        return at
+
+    def _compact(self) -> None:
+        keep = [self._row[item_id] for item_id in self._row]
+        self._matrix = self._matrix[keep].copy()
+        self._alive = np.ones(len(keep), dtype=bool)
+        self._ids = list(self._row)
+        self._row = {item_id: at for at, item_id in enumerate(self._ids)}
+        self._used = len(keep)
+
+
+class VectorFile:
+    """The vectors file of one user and one model. Blocking: call from a worker thread."""
+
+    def __init__(self, path: Path, dimensions: int) -> None:
+        self.path = path
+        self.directory = path.parent
+        self.dimensions = dimensions
+        self._record = _record(dimensions)
+
+    @classmethod
+    def of(cls, user_directory: Path, model_id: str, dimensions: int) -> VectorFile:
+        """The file of `model_id`'s vectors in a user's folder."""
+        path = user_directory / "vectors" / f"{_slug(model_id)}.{dimensions}.f16"
+        return cls(path, dimensions)
+
+    @classmethod
+    def every(cls, user_directory: Path) -> list[VectorFile]:
+        """The vector files of every model in a user's folder."""
+        folder = user_directory / "vectors"
+        found = sorted(folder.glob("*.f16")) if folder.exists() else []
+        return [cls(path, int(path.suffixes[-2].lstrip("."))) for path in found]
+
+    def load(self, wanted: set[str]) -> tuple[list[str], Vectors]:
+        """Ids and vectors of the items in `wanted` (the last record of each id wins).
+
+        The file is rewritten with only those when it holds anything else: vectors of
+        forgotten items, old versions, a record cut short by a crash.
+        """
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return [], np.zeros((0, self.dimensions), dtype=np.float32)
+        whole = len(raw) - len(raw) % self._record.itemsize
+        records = np.frombuffer(raw[:whole], dtype=self._record)
+        latest: dict[str, int] = {}
+        for at, raw_id in enumerate(records["id"].tolist()):
+            item_id = raw_id.decode("ascii", "replace")
+            if item_id in wanted:
+                latest[item_id] = at
+        rows = list(latest.values())
+        if len(rows) != len(records) or whole != len(raw):
+            self._rewrite(records[rows])
+        return list(latest), records["vector"][rows].astype(np.float32)
+
+    def append(self, item_ids: list[str], vectors: Vectors) -> None:
+        """Add records durably in one write; ids too long for a record are left unsaved."""
+        records = self._records(item_ids, vectors)
+        if not len(records):
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        new = not self.path.exists()
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            whole = size - size % self._record.itemsize
+            if whole != size:  # a record cut short by a crash: drop it, keep the rest aligned
+                os.ftruncate(fd, whole)
+            os.pwrite(fd, records.tobytes(), whole)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if new:
+            fsync_dir(self.directory)
+
+    def remove(self, item_ids: set[str]) -> None:
+        """Rewrite the file without these items' vectors (forgetting leaves nothing behind)."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        whole = len(raw) - len(raw) % self._record.itemsize
+        records = np.frombuffer(raw[:whole], dtype=self._record)
+        unwanted = {item_id.encode() for item_id in item_ids}
+        keep = np.array([raw_id not in unwanted for raw_id in records["id"].tolist()], dtype=bool)
+        if not keep.all() or whole != len(raw):
+            self._rewrite(records[keep])
+
+    def _records(self, item_ids: list[str], vectors: Vectors) -> npt.NDArray[np.void]:
+        fits = [at for at, item_id in enumerate(item_ids) if len(item_id.encode()) <= ID_BYTES]
+        records = np.zeros(len(fits), dtype=self._record)
+        records["id"] = [item_ids[at].encode() for at in fits]
+        records["vector"] = vectors[fits]
+        return records
+
+    def _rewrite(self, records: npt.NDArray[np.void]) -> None:
+        if len(records):
+            write_atomic(self.path, records.tobytes())
+        else:
+            self.path.unlink(missing_ok=True)
+
+
+def _slug(model_id: str) -> str:
+    readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", model_id)[:60]
+    digest = hashlib.blake2b(model_id.encode(), digest_size=4).hexdigest()
+    return f"{readable}-{digest}"
