@@ -1,0 +1,193 @@
+"""Does memory understand what was meant? Facts told in everyday words, asked in other words.
+
+The evaluation set (`bench/data/memory_eval.json`, written before retrieval changed) holds 76
+facts as people type them, 38 lines of small talk, and two questions per fact: a natural one
+and a paraphrase that shares no content word with the fact. One session tells every fact with
+the small talk mixed in, `/new` starts a fresh session, then each question of one split is
+asked. A question counts as recalled when its answer appears in the first 6 lines of
+`# Memory` in the prompt the LLM received. The LLM is a script, so the figures depend on
+memory alone. Every figure is measured twice in the same run: words only (embeddings off,
+the old recall) and words + meaning (the embedded model). Tune on `dev`; `test` is held out.
+
+Junk is the share of stored items that came from small talk.
+
+    python -m bench.memory_generalisation [--split dev|test|both] [--misses]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from bench.memory_eval_data import EvalFact, EvalSet, load_eval_set
+from bench.memory_recall import memory_lines
+from bench.report import Figure, print_table
+from bot.app import BotApp
+from bot.conversation import ChatAddress, IncomingMessage
+from bot.settings import Settings
+from tests.fakes.llm import ScriptedLlm, text
+
+REPO = Path(__file__).resolve().parent.parent
+AT_K = 6
+ARMS = {"words only": "off", "words + meaning": "embedded"}
+TARGETS = {"paraphrase": 0.9, "natural": 0.95}
+JUNK_TARGET = 0.05
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    recalled: int
+    asked: int
+    misses: list[str]
+    junk: int
+    stored: int
+
+    @property
+    def recall(self) -> float:
+        return self.recalled / self.asked if self.asked else 0.0
+
+    @property
+    def junk_share(self) -> float:
+        return self.junk / self.stored if self.stored else 0.0
+
+
+async def run_conversation(
+    work: Path, data: EvalSet, questions: list[tuple[str, str]], provider: str
+) -> Outcome:
+    """Tell every fact and the small talk, `/new`, ask `questions` ((question, answer) pairs)."""
+    app = _app(work, data, provider)
+    channel = _SilentChannel()
+    address = ChatAddress("eval", "user")
+    told = _telling_order(data)
+    small_talk_stamps: set[str] = set()
+    clock = iter(START + timedelta(minutes=i) for i in range(10_000))
+
+    async def say(words: str) -> str:
+        at = next(clock)
+        await app.handle(IncomingMessage(address, "user", words, received_at=at), channel)
+        return f"{at:%Y%m%dT%H%M%S%f}"
+
+    for words, is_small_talk in told:
+        stamp = await say(words)
+        if is_small_talk:
+            small_talk_stamps.add(stamp)
+    await app.memory.drain()
+    stored = await app.memory.live_items("user")
+    junk = sum(1 for item in stored if item.source.rsplit(":", 1)[-1] in small_talk_stamps)
+    await say("/new")
+    recalled, misses = 0, []
+    for question, answer in questions:
+        await say(question)
+        lines = memory_lines(app.llm.requests[-1].messages[0].content or "")  # type: ignore[attr-defined]
+        if any(answer in line for line in lines[:AT_K]):
+            recalled += 1
+        else:
+            misses.append(question)
+    await app.aclose()
+    return Outcome(recalled, len(questions), misses, junk, len(stored))
+
+
+def _app(work: Path, data: EvalSet, provider: str) -> BotApp:
+    shutil.copytree(REPO / "preferences", work / "preferences", dirs_exist_ok=True)
+    config_path = work / "preferences" / "runtime-config.json"
+    config = json.loads(config_path.read_text())
+    config["memory"]["embeddings"] = {"provider": provider}
+    config["rateLimit"] = {"messagesPerMinute": 10_000}
+    config_path.write_text(json.dumps(config))
+    settings = Settings(
+        _env_file=None,  # type: ignore[call-arg]
+        openai_base_url="http://127.0.0.1:9/v1",
+        data_dir=work / "data",
+        runtime_config_path=config_path,
+        prompts_dir=work / "preferences" / "prompts",
+    )
+    replies = len(data.facts) + len(data.small_talk)
+    return BotApp.build(settings, llm=ScriptedLlm(*(text(data.reply) for _ in range(replies))))
+
+
+def _telling_order(data: EvalSet) -> list[tuple[str, bool]]:
+    """Every fact and small-talk line, mixed in a fixed order."""
+    told = [(fact.statement, False) for fact in data.facts]
+    told += [(line, True) for line in data.small_talk]
+    random.Random(7).shuffle(told)
+    return told
+
+
+def questions_of(facts: list[EvalFact], kind: str) -> list[tuple[str, str]]:
+    return [(getattr(fact, kind), fact.expected) for fact in facts]
+
+
+async def evaluate(split: str, show_misses: bool = False) -> list[Figure]:
+    data = load_eval_set()
+    facts = data.split(split)
+    figures: list[Figure] = []
+    for arm, provider in ARMS.items():
+        for kind in ("paraphrase", "natural"):
+            with tempfile.TemporaryDirectory() as tmp:
+                outcome = await run_conversation(
+                    Path(tmp), data, questions_of(facts, kind), provider
+                )
+            target = TARGETS[kind]
+            meaning = provider != "off"
+            figures.append(
+                Figure(
+                    "memory generalisation",
+                    f"{kind} recall@{AT_K}, {split}, {arm}",
+                    outcome.recall,
+                    "",
+                    f">= {target}" if meaning and split == "test" else "",
+                    outcome.recall >= target if meaning and split == "test" else None,
+                )
+            )
+            if show_misses:
+                for question in outcome.misses:
+                    print(f"[{arm}] missed: {question}")
+        figures.append(
+            Figure(
+                "memory generalisation",
+                f"junk share of stored items, {arm}",
+                outcome.junk_share,
+                f"({outcome.junk}/{outcome.stored})",
+                f"<= {JUNK_TARGET}" if meaning else "",
+                outcome.junk_share <= JUNK_TARGET if meaning else None,
+            )
+        )
+    return figures
+
+
+def run(splits: tuple[str, ...] = ("dev", "test"), show_misses: bool = False) -> list[Figure]:
+    figures: list[Figure] = []
+    for split in splits:
+        figures += asyncio.run(evaluate(split, show_misses))
+    return figures
+
+
+class _SilentChannel:
+    name = "eval"
+
+    async def send(self, address: ChatAddress, text: str) -> None:
+        return None
+
+    def open_stream(self, address: ChatAddress) -> None:
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", choices=("dev", "test", "both"), default="both")
+    parser.add_argument("--misses", action="store_true", help="print each missed question")
+    args = parser.parse_args()
+    splits = ("dev", "test") if args.split == "both" else (args.split,)
+    print_table(run(splits, args.misses))
+
+
+if __name__ == "__main__":
+    main()
