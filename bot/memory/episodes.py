@@ -1,8 +1,8 @@
 """Turning one exchange into memory items: the durable facts in it, and the exchange itself.
 
-The exchange becomes an episodic item only when it has substance. Greetings, thanks, "ok",
-one-word messages and very short exchanges are dropped: the same filters RAG indexing uses,
-plus a floor on meaningful words. An exchange asked again merges with the first one (same
+The exchange becomes an episodic item only when it has substance: small talk, blank answers
+and very short exchanges are dropped by the same definition RAG indexing uses
+(`bot/small_talk.py`). An exchange asked again merges with the first one (same
 fingerprint: the same words in the user's message) and grows more confident each time, which
 is what promotes it to semantic or procedural memory: repetition, never a keyword.
 """
@@ -15,45 +15,25 @@ from datetime import datetime
 from bot.memory.extraction import extract_facts
 from bot.memory.facts import Fact
 from bot.memory.items import TRAITS, ItemType, MemoryItem, new_item, shorten
-from bot.memory.text import tokens
+from bot.small_talk import is_small_talk, is_trivial_exchange
 
-_GREETING_PHRASES = frozenset(
-    phrase.strip()
-    for line in """hi, hello, hey, bye, thanks, thank you, ok, okay, yes, no, привет, пока,
-    спасибо, да, нет, thx, ty, cool, nice, great, sure, good morning, good night, good evening,
-    how are you, lol, got it, sounds good, perfect, awesome, здравствуйте, спасибо большое,
-    хорошо, ладно, понятно, доброе утро, как дела, отлично""".splitlines()
-    for phrase in line.split(",")
-    if phrase.strip()
-)
-MIN_EXCHANGE_CHARS = 50
-MIN_MEANINGFUL_WORDS = 2
 USER_CHARS = 280
 ASSISTANT_CHARS = 220
 
 EPISODE_CONFIDENCE = 0.5
 
-_TRAILING = re.compile(r"[\s.!?,;:…)(]+$")
 _HOWTO_QUESTION = re.compile(r"^(?:how|как)\b", re.IGNORECASE)
 _HOWTO_ANSWER = re.compile(r"`|\$ |\bcommand|\bкоманд", re.IGNORECASE)
-
-
-def is_trivial_exchange(user_text: str, assistant_text: str | None) -> bool:
-    """Greetings, thanks, near-empty messages and blank answers are not worth an episode."""
-    if not assistant_text or not assistant_text.strip():
-        return True
-    said = _TRAILING.sub("", user_text.strip().lower())
-    if said in _GREETING_PHRASES:
-        return True
-    if len(user_text.strip()) + len(assistant_text.strip()) < MIN_EXCHANGE_CHARS:
-        return True
-    return len(set(tokens(user_text))) < MIN_MEANINGFUL_WORDS
 
 
 def items_from_exchange(
     user_text: str, assistant_text: str | None, source: str, now: datetime, episode_ttl_days: int
 ) -> list[MemoryItem]:
-    """The facts the user stated, then the exchange as an episode (unless trivial)."""
+    """The facts the user stated, then the exchange as an episode (unless trivial).
+
+    Small talk yields nothing at all: "my brain is fried" is not a fact about the user."""
+    if is_small_talk(user_text):
+        return []
     found = [fact_item(fact, source, now) for fact in extract_facts(user_text)]
     if not is_trivial_exchange(user_text, assistant_text):
         found.append(episode(user_text, assistant_text or "", source, now, episode_ttl_days))

@@ -6,7 +6,8 @@ import logging
 
 from bot.pipeline.context import TurnContext
 from bot.ports.rag import IndexQueuePort
-from bot.rag.documents import RagDocument, is_trivial_exchange
+from bot.rag.documents import RagDocument
+from bot.small_talk import is_trivial_exchange
 
 log = logging.getLogger(__name__)
 

@@ -10,16 +10,10 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-import string
 from datetime import datetime
 
 from pydantic import BaseModel
 
-GREETINGS = frozenset(
-    {"hi", "hello", "hey", "bye", "thanks", "thank you", "ok", "okay", "yes", "no",
-     "привет", "пока", "спасибо", "да", "нет"}
-)  # fmt: skip
-_TRAILING_PUNCTUATION = string.punctuation + "…¡¿ \t\n"
 _SOURCE = re.compile(r"^conv_\d{8}_\d{6}_u([A-Za-z0-9]+)_c([A-Za-z0-9]+)_([a-z0-9]+)\.txt$")
 
 
@@ -71,19 +65,6 @@ def format_exchange(user_text: str, assistant_text: str, at: datetime, skill: st
         lines.append(f"Skill: {skill}")
     lines += [f"User: {user_text}", f"Assistant: {assistant_text}"]
     return "\n".join(lines)
-
-
-def is_greeting(text: str) -> bool:
-    return text.strip().lower().rstrip(_TRAILING_PUNCTUATION) in GREETINGS
-
-
-def is_trivial_exchange(user_text: str, assistant_text: str | None, min_length: int) -> bool:
-    """The spec's filters: a blank reply, a greeting, or too short to be worth a graph."""
-    if not assistant_text or not assistant_text.strip():
-        return True
-    if is_greeting(user_text):
-        return True
-    return len(user_text) + len(assistant_text) < min_length
 
 
 def file_source_for(at: datetime, owner: str, chat_key: str) -> str:

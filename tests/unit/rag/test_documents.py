@@ -7,10 +7,10 @@ from bot.rag.documents import (
     RagDocument,
     file_source_for,
     format_exchange,
-    is_trivial_exchange,
     owner_tag_of,
     tag,
 )
+from bot.small_talk import is_trivial_exchange
 
 AT = datetime(2026, 2, 7, 14, 30, 5, tzinfo=UTC)
 LONG_ANSWER = "Here is a docker-compose.yml with a healthcheck on the web service."

@@ -1,0 +1,54 @@
+"""One definition of what is not worth remembering, for memory and RAG indexing alike."""
+
+import pytest
+
+from bot.conversation import utc_now
+from bot.memory.episodes import items_from_exchange
+from bot.small_talk import is_small_talk, is_trivial_exchange
+
+ANSWER = "Thanks for telling me, I'll keep that in mind for later."
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "lol that's hilarious",
+        "cheers mate",
+        "good night, talk tomorrow",
+        "so tired today, barely slept",
+        "it's pouring here today",
+        "sorry, typo, ignore the last message",
+        "let me think about it",
+        "why?",
+        "спасибо, очень помогло",
+        "сегодня весь день льёт дождь",
+    ],
+)
+def test_small_talk_is_neither_an_episode_nor_indexed(said):
+    assert is_small_talk(said)
+    assert is_trivial_exchange(said, ANSWER)
+    assert items_from_exchange(said, ANSWER, "s", utc_now(), 90) == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "lol my dog ate my homework",
+        "I'm so tired today, my daughter Lena kept me up",
+        "thanks! also my wife is allergic to shellfish",
+        "hi, how do I add a healthcheck?",
+        "today I learned that Postgres has LISTEN/NOTIFY",
+        "baking sourdough every sunday lately",
+        "honestly can't stand cilantro",
+    ],
+)
+def test_chat_that_carries_something_durable_is_kept(said):
+    assert not is_small_talk(said)
+    assert not is_trivial_exchange(said, ANSWER)
+
+
+def test_the_spec_filters_stay_the_floor():
+    assert is_trivial_exchange("Thank you!", ANSWER)  # the spec's greeting list
+    assert is_trivial_exchange("Explain monads", "   ")  # blank answer
+    assert is_trivial_exchange("abc", "d" * 46, 50)  # shorter than indexMinLength
+    assert not is_trivial_exchange("abc", "d" * 47, 50)
