@@ -7,8 +7,8 @@ greetings in other words ("cheers mate", "good night, talk tomorrow"), remarks a
 conversation itself ("let me think about it", "sorry, typo, ignore that"), and the mood or
 weather of the moment ("so tired today", "it's pouring here today") — unless the message
 also carries something durable: a number, a name, a family member or pet, a habit ("every
-sunday", "always"), health, or "remember that…", or a question for the bot. Erring towards keeping: a fact lost costs
-more than a line of chatter kept.
+sunday", "always"), health, "remember that…", or a question for the bot. Erring towards
+keeping: a fact lost costs more than a line of chatter kept.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ from bot.memory.facts import Fact
 from bot.memory.items import TRAITS, ItemType, MemoryItem, new_item, shorten
 from bot.small_talk import is_small_talk, is_trivial_exchange
 
+EXCHANGE_USER = "User: "
+EXCHANGE_ANSWER = " → Assistant: "
+"""How an episode's content frames the two sides of the exchange."""
 USER_CHARS = 280
 ASSISTANT_CHARS = 220
 
@@ -53,7 +56,7 @@ def episode(
     user, answer = shorten(user_text, USER_CHARS), shorten(assistant_text, ASSISTANT_CHARS)
     return new_item(
         ItemType.EXCHANGE,
-        f"User: {user} → Assistant: {answer}",
+        f"{EXCHANGE_USER}{user}{EXCHANGE_ANSWER}{answer}",
         title=shorten(user_text, 60),
         source=source,
         confidence=EPISODE_CONFIDENCE,

@@ -17,9 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.config.model import EmbeddingsConfig
+from bot.memory.episodes import EXCHANGE_ANSWER, EXCHANGE_USER
+from bot.memory.items import ItemType, MemoryItem
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorFile, VectorIndex
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
+from bot.words import STOP_WORDS, WORD
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +33,21 @@ BACKOFF_SECONDS = (5.0, 30.0, 120.0, 600.0)
 SETTLE_SECONDS = 0.05
 """How long a recall waits for this user's items still being embedded (the embedded model
 needs well under a millisecond per item; a remote server is not waited for longer)."""
+
+
+def item_text(item: MemoryItem) -> str:
+    """What an item says: for a past exchange, the user's own words (the answer around them
+    is mostly the assistant's phrasing, which would pull every exchange towards every other)."""
+    if item.type is ItemType.EXCHANGE and item.content.startswith(EXCHANGE_USER):
+        return item.content[len(EXCHANGE_USER) :].split(EXCHANGE_ANSWER, 1)[0]
+    return item.content
+
+
+def meaning_of(text: str) -> str:
+    """`text` without stop words: a static model averages its words, and "which", "is", "my"
+    dilute what a short question is about. Kept whole when nothing else is left."""
+    words = [word for word in WORD.findall(text.lower()) if word not in STOP_WORDS]
+    return " ".join(words) or text
 
 
 class SemanticMemory:
@@ -63,7 +81,7 @@ class SemanticMemory:
             await asyncio.wait({pending}, timeout=SETTLE_SECONDS)
         try:
             async with asyncio.timeout(self._config().timeout_seconds):
-                vector = (await self._embedder.embed([query]))[0]
+                vector = (await self._embedder.embed([meaning_of(query)]))[0]
         except (EmbeddingError, TimeoutError) as exc:
             self._failed(exc)
             return None
@@ -106,7 +124,8 @@ class SemanticMemory:
                 await self._drop_other_models(user_id, items)
                 return
             try:
-                vectors = await self._embedder.embed([item.content for item in batch])
+                texts = [meaning_of(item_text(item)) for item in batch]
+                vectors = await self._embedder.embed(texts)
             except EmbeddingError as exc:
                 self._failed(exc)
                 return
