@@ -46,6 +46,10 @@ weaker match could overtake them only on salience and confidence, by a small mar
 SEMANTIC_POOL = 24
 """The items nearest in meaning that compete; beyond them a match is too weak to show."""
 
+SEMANTIC_FLOOR = 0.3
+"""A neighbour in meaning competes only with more than this share of the best cosine (and
+more than none): with few items, everything is somebody's nearest neighbour."""
+
 RRF_K = 3
 """Rank fusion's damping: small, so the first few ranks count far more than the tail."""
 
@@ -124,7 +128,9 @@ def rank(
         lexical = dict(heapq.nlargest(LEXICAL_POOL, lexical.items(), key=itemgetter(1)))
     semantic: dict[str, float] = {}
     if query_vector is not None and items.vectors is not None:
-        semantic = items.vectors.nearest(query_vector, SEMANTIC_POOL)
+        nearest = items.vectors.nearest(query_vector, SEMANTIC_POOL)
+        floor = max(0.0, SEMANTIC_FLOOR * max(nearest.values(), default=0.0))
+        semantic = {item_id: cos for item_id, cos in nearest.items() if cos > floor}
 
     per_layer: dict[Layer, list[ScoredItem]] = {layer: [] for layer in Layer}
     for item_id, relevance in fuse(lexical, semantic).items():

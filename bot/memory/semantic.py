@@ -60,12 +60,14 @@ class SemanticMemory:
         directory_of: Callable[[str], Path],
         items_of: Callable[[str], UserItems | None],
         lock_of: Callable[[str], asyncio.Lock],
+        timer: Callable[[], float] = time.monotonic,
     ) -> None:
         self._embedder = embedder
         self._config = config
         self._directory_of = directory_of
         self._items_of = items_of
         self._lock_of = lock_of
+        self._timer = timer
         self._dimensions: dict[str, int] = {}
         self._filling: dict[str, asyncio.Task[None]] = {}
         self._failures = 0
@@ -175,12 +177,12 @@ class SemanticMemory:
             file.remove(item_ids)
 
     def _resting(self) -> bool:
-        return time.monotonic() < self._resting_until
+        return self._timer() < self._resting_until
 
     def _failed(self, exc: BaseException) -> None:
         rest = BACKOFF_SECONDS[min(self._failures, len(BACKOFF_SECONDS) - 1)]
         self._failures += 1
-        self._resting_until = time.monotonic() + rest
+        self._resting_until = self._timer() + rest
         reason = str(exc) or type(exc).__name__
         log.warning(
             "[Memory] embeddings failed (%s); recalling by words, trying again in %gs",

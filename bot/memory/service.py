@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ class ShortTermMemory:
         clock: Callable[[], datetime] = utc_now,
         cached_users: int = 64,
         embedder: EmbeddingPort | None = None,
+        timer: Callable[[], float] = time.monotonic,
     ) -> None:
         self.root = root
         self._config = config
@@ -70,6 +72,7 @@ class ShortTermMemory:
                 lambda user_id: UserFiles(root, user_id).directory,
                 self._loaded.get,
                 self._lock,
+                timer,
             )
             if embedder is not None
             else None

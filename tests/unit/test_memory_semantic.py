@@ -1,0 +1,197 @@
+"""Semantic recall: vectors beside the items, fused with words, and what happens when the
+embeddings are down, the model changes, or an item is forgotten."""
+
+import logging
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from bot.config.model import EmbeddingsConfig, MemoryConfig
+from bot.memory.items import ItemType, new_item
+from bot.memory.service import ShortTermMemory
+from bot.memory.vectors import VectorFile, VectorIndex
+from tests.fakes.embeddings import FakeEmbedder, embeddings_down
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+FACT = "btw my sister Olga lives in Porto"
+
+
+class Timer:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def timer():
+    return Timer()
+
+
+@pytest.fixture
+def embedder():
+    return FakeEmbedder()
+
+
+def memory_over(root, embedder, timer, **config):
+    return ShortTermMemory(
+        root, lambda: MemoryConfig(**config), lambda: NOW, embedder=embedder, timer=timer
+    )
+
+
+@pytest.fixture
+def memory(tmp_path, embedder, timer):
+    return memory_over(tmp_path / "memory", embedder, timer)
+
+
+async def tell(memory, *said):
+    for at, words in enumerate(said):
+        await memory.remember_exchange("u", words, "Thanks for telling me, noted.", f"turn:a:{at}")
+    await memory.drain()
+
+
+async def test_a_question_in_other_words_finds_the_fact(memory):
+    await tell(memory, FACT, "I bought a new bike for commuting in spring")
+    await memory.recall("u", "warm up")  # opens the user's vectors, embeds what is stored
+    await memory.drain()
+    pack = await memory.recall("u", "which town is my sibling based in?")
+    assert "Porto" in pack.splitlines()[0]
+
+
+async def test_without_embeddings_the_same_question_finds_nothing(tmp_path, timer):
+    memory = ShortTermMemory(tmp_path / "m", MemoryConfig, lambda: NOW)
+    await tell(memory, FACT)
+    assert "Porto" not in await memory.recall("u", "which town is my sibling based in?")
+
+
+async def test_embeddings_down_recall_answers_by_words_and_embeds_later(
+    memory, embedder, timer, caplog
+):
+    embedder.failing = embeddings_down()
+    await tell(memory, FACT)
+    with caplog.at_level(logging.WARNING):
+        assert "Porto" in await memory.recall("u", "where does my sister live?")
+        assert "Porto" in await memory.recall("u", "where does my sister live?")
+    warnings = [r for r in caplog.records if "embeddings failed" in r.getMessage()]
+    assert len(warnings) == 1  # resting after the failure: the second recall did not try
+    assert embedder.calls == 1
+
+    embedder.failing = None
+    timer.now += 60  # the rest is over
+    await memory.recall("u", "warm up")
+    await memory.drain()
+    assert any("sister" in text for text in embedder.embedded)
+    assert "Porto" in await memory.recall("u", "which town is my sibling based in?")
+
+
+async def test_vectors_persist_so_a_restart_embeds_only_the_question(
+    tmp_path, memory, embedder, timer
+):
+    await tell(memory, FACT, "we have a beagle called Biscuit")
+    await memory.recall("u", "warm up")
+    await memory.drain()
+    fresh = FakeEmbedder()
+    reopened = memory_over(memory.root, fresh, timer)
+    pack = await reopened.recall("u", "what is our hound called?")
+    await reopened.drain()
+    assert "Biscuit" in pack
+    assert fresh.embedded == ["hound called"]  # the question only: no item re-embedded
+
+
+async def test_a_new_model_re_embeds_in_the_background_and_drops_the_old_vectors(
+    tmp_path, memory, timer
+):
+    await tell(memory, FACT)
+    await memory.recall("u", "warm up")
+    await memory.drain()
+    folder = tmp_path / "memory" / "u-u" / "vectors"
+    (old_file,) = folder.iterdir()
+    other = FakeEmbedder(model_id="fake:another")
+    switched = memory_over(memory.root, other, timer)
+    await switched.recall("u", "which town is my sibling based in?")
+    await switched.drain()
+    assert any("sister" in text for text in other.embedded)
+    assert [path.name for path in folder.iterdir()] != [old_file.name]
+    assert len(list(folder.iterdir())) == 1
+
+
+async def test_a_changed_wording_is_embedded_again(memory, embedder):
+    await tell(memory, "My server is at 10.0.0.5.")
+    await memory.recall("u", "warm up")
+    await memory.drain()
+    await tell(memory, "My server is at 10.0.0.7 now.")
+    await memory.recall("u", "warm up")
+    await memory.drain()
+    facts = [text for text in embedder.embedded if text.startswith("user's server")]
+    assert facts == ["user's server 10.0.0.5", "user's server 10.0.0.7"]
+
+
+async def test_forgetting_an_item_deletes_its_vector_from_disk(tmp_path, memory):
+    await tell(memory, FACT, "we have a beagle called Biscuit")
+    await memory.recall("u", "warm up")
+    await memory.drain()
+    (item,) = [i for i in await memory.live_items("u") if "Olga" in i.content]
+    await memory.forget("u", item.id)
+    for file in VectorFile.every(tmp_path / "memory" / "u-u"):
+        raw = file.path.read_bytes()
+        assert item.id.encode() not in raw and len(raw) > 0
+
+
+async def test_forget_all_while_embedding_leaves_no_vector_file(tmp_path, memory, embedder):
+    await tell(memory, FACT)
+    await memory.recall("u", "warm up")
+    await memory.forget_user("u")
+    await memory.drain()
+    assert not (tmp_path / "memory" / "u-u").exists()
+
+
+async def test_profile_facts_come_after_what_the_question_is_about(memory):
+    await memory.add(
+        "u",
+        [
+            new_item(
+                ItemType.IDENTITY, f"The user is fact number {n}.", source="t", confidence=0.95
+            )
+            for n in range(5)
+        ],
+    )
+    await tell(memory, "we have a beagle called Biscuit")
+    await memory.recall("u", "warm up")
+    await memory.drain()
+    lines = (await memory.recall("u", "what is our dog called?")).splitlines()
+    assert "Biscuit" in lines[0]
+    assert sum("fact number" in line for line in lines) <= 3
+
+
+def test_vector_file_drops_a_record_cut_short_and_keeps_the_rest_aligned(tmp_path):
+    file = VectorFile.of(tmp_path, "fake:x", 4)
+    file.append(["a", "b"], np.eye(4, dtype=np.float32)[:2])
+    with open(file.path, "ab") as raw:
+        raw.write(b"partial record")  # a crash in the middle of an append
+    file.append(["c"], np.eye(4, dtype=np.float32)[2:3])
+    ids, vectors = file.load({"a", "b", "c"})
+    assert ids == ["a", "b", "c"]
+    assert vectors[2].tolist() == [0, 0, 1, 0]
+
+
+def test_vector_file_keeps_the_last_record_of_an_id_and_only_wanted_ids(tmp_path):
+    file = VectorFile.of(tmp_path, "fake:x", 2)
+    file.append(["a", "b"], np.array([[1, 0], [0, 1]], dtype=np.float32))
+    file.append(["a"], np.array([[0, 1]], dtype=np.float32))
+    ids, vectors = file.load({"a"})
+    assert ids == ["a"] and vectors[0].tolist() == [0, 1]
+    assert file.path.stat().st_size == file.load({"a"})[1].shape[0] * (16 + 2 * 2)
+
+
+def test_vector_index_finds_the_nearest_and_forgets():
+    index = VectorIndex("m")
+    index.put_many(["x", "y"], np.array([[1, 0], [0.6, 0.8]], dtype=np.float32))
+    assert list(index.nearest(np.array([1, 0], dtype=np.float32), 2)) == ["x", "y"]
+    index.remove("x")
+    assert list(index.nearest(np.array([1, 0], dtype=np.float32), 2)) == ["y"]
+
+
+def test_embeddings_config_defaults_to_the_bundled_model():
+    assert EmbeddingsConfig().provider == "embedded"
