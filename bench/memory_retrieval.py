@@ -3,7 +3,8 @@
 Items are synthetic but shaped like real ones: 80% episodes of 40-60 words, 15% facts of
 8-15 words, 5% how-tos, over a Zipf-distributed vocabulary of 30k words, so common words have
 long postings as they would in real text. Queries of 4-10 words are drawn from the same
-distribution. Each figure is `ShortTermMemory.recall` end to end (candidates, BM25, scoring,
+distribution. Each figure is `ShortTermMemory.recall` end to end (the question embedded by the
+bundled model, candidates by BM25 and by cosine over every item's vector, fusion, scoring,
 top-k, packing, rendering) on a warm user; the first, cold recall (reading and parsing every
 file, in a worker thread) is reported apart, with the longest pause it caused to the event
 loop, i.e. to every other chat. Sizes run in one process, so machine noise hits all alike; compare
@@ -28,7 +29,10 @@ from bench.report import Figure, median, percentile, print_table
 from bot.config.model import MemoryConfig
 from bot.memory.files import UserFiles
 from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint
+from bot.adapters.embeddings.embedded import EmbeddedEmbedder
+from bot.memory.semantic import item_text, meaning_of
 from bot.memory.service import ShortTermMemory
+from bot.memory.vectors import VectorFile
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 USER = "bench-user"
@@ -90,20 +94,27 @@ def _shape(roll: float) -> tuple[Layer, ItemType, tuple[int, int]]:
     return SHAPES[0][1:]
 
 
-def write_files(root: Path, items: list[MemoryItem]) -> None:
+def write_files(root: Path, items: list[MemoryItem], embedder: EmbeddedEmbedder) -> None:
+    """The user's item files, and their vectors as memory keeps them after embedding."""
     files = UserFiles(root, USER)
     by_path: dict[Path, list[MemoryItem]] = defaultdict(list)
     for item in items:
         by_path[files.path_for(item)].append(item)
     for path, group in by_path.items():
         files.rewrite(path, group)
+    embedder.load()
+    vectors = embedder._embed([meaning_of(item_text(item)) for item in items])
+    VectorFile.of(files.directory, embedder.model_id, vectors.shape[1]).append(
+        [item.id for item in items], vectors
+    )
 
 
 async def measure_size(size: int, queries: list[str], words: Words, rng: random.Random):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        write_files(root, synthetic_items(size, words, rng))
-        memory = ShortTermMemory(root, MemoryConfig, clock=lambda: NOW)
+        embedder = EmbeddedEmbedder()
+        write_files(root, synthetic_items(size, words, rng), embedder)
+        memory = ShortTermMemory(root, MemoryConfig, clock=lambda: NOW, embedder=embedder)
         loop_pauses: list[float] = []
         beat = asyncio.create_task(_heartbeat(loop_pauses))
         started = time.perf_counter()

@@ -79,7 +79,7 @@ class SemanticMemory:
         if not model_id or self._resting():
             return None
         pending = self._filling.get(user_id)
-        if pending is not None:
+        if pending is not None and items.without_vectors(1):
             await asyncio.wait({pending}, timeout=SETTLE_SECONDS)
         try:
             async with asyncio.timeout(self._config().timeout_seconds):
@@ -146,7 +146,7 @@ class SemanticMemory:
                 return  # forgotten (or evicted) while being embedded: nothing may be written
             live = [at for at, item_id in enumerate(ids) if items.get(item_id) is not None]
             ids, vectors = [ids[at] for at in live], vectors[live]
-            index.put_many(ids, vectors)
+            items.embedded(ids, vectors)
             await asyncio.to_thread(file.append, ids, vectors)
 
     async def _open(self, user_id: str, items: UserItems, model_id: str) -> None:
@@ -160,7 +160,7 @@ class SemanticMemory:
             ids, vectors = await asyncio.to_thread(file.load, set(items.items))
             index = VectorIndex(model_id, dimensions)
             index.put_many(ids, vectors)
-            items.vectors = index
+            items.open_vectors(index)
 
     async def _drop_other_models(self, user_id: str, items: UserItems) -> None:
         index = items.vectors

@@ -10,6 +10,7 @@ from bot.memory.items import Layer, MemoryItem
 from bot.memory.scoring import static_prior
 from bot.memory.text import tokens
 from bot.memory.vectors import VectorIndex
+from bot.ports.embeddings import Vectors
 
 
 class UserItems:
@@ -28,8 +29,8 @@ class UserItems:
         self._newest: dict[Layer, dict[str, None]] = {layer: {} for layer in Layer}
         self._strongest: dict[Layer, list[tuple[float, str]]] = {layer: [] for layer in Layer}
         self._prior: dict[str, float] = {}
-        self.vectors: VectorIndex | None = None
-        """Set by memory when it opens the vectors of the current embedding model."""
+        self._vectors: VectorIndex | None = None
+        self._unembedded: dict[str, None] = {}
 
     def __len__(self) -> int:
         return len(self.items)
@@ -54,8 +55,9 @@ class UserItems:
             self._by_fingerprint[item.fingerprint] = item.id
         if old is None or old.search_text() != item.search_text():
             self._index.add(item.id, tokens(item.search_text()))
-        if old is not None and old.content != item.content and self.vectors is not None:
-            self.vectors.remove(item.id)  # stale: the new wording is embedded again
+        if self._vectors is not None and (old is None or old.content != item.content):
+            self._vectors.remove(item.id)  # new, or stale: the new wording is embedded again
+            self._unembedded[item.id] = None
         self._newest[item.layer][item.id] = None
         prior = static_prior(item)
         self._prior[item.id] = prior
@@ -66,23 +68,38 @@ class UserItems:
         if item is not None:
             self._unlink(item)
             self._index.remove(item_id)
-            if self.vectors is not None:
-                self.vectors.remove(item_id)
+            if self._vectors is not None:
+                self._vectors.remove(item_id)
+            self._unembedded.pop(item_id, None)
         return item
 
+    @property
+    def vectors(self) -> VectorIndex | None:
+        """The vectors of the embedding model in use, once memory has opened them."""
+        return self._vectors
+
+    def open_vectors(self, index: VectorIndex) -> None:
+        """Use `index` from now on; the items it lacks are the ones left to embed."""
+        self._vectors = index
+        self._unembedded = {item_id: None for item_id in self.items if item_id not in index}
+
+    def embedded(self, item_ids: list[str], vectors: Vectors) -> None:
+        """Vectors for these items arrived (items forgotten meanwhile are skipped)."""
+        if self._vectors is None:
+            return
+        live = [at for at, item_id in enumerate(item_ids) if item_id in self.items]
+        self._vectors.put_many([item_ids[at] for at in live], vectors[live])
+        for item_id in item_ids:
+            self._unembedded.pop(item_id, None)
+
     def without_vectors(self, limit: int) -> list[MemoryItem]:
-        """Up to `limit` items the open vector index lacks, facts before episodes."""
-        if self.vectors is None:
-            return []
-        vectors = self.vectors
-        missing: list[MemoryItem] = []
-        for layer in (Layer.SEMANTIC, Layer.PROCEDURAL, Layer.EPISODIC):
-            for item_id in reversed(self._newest[layer]):
-                if item_id not in vectors:
-                    missing.append(self.items[item_id])
-                    if len(missing) >= limit:
-                        return missing
-        return missing
+        """Up to `limit` items the open vector index lacks (none while it is not open)."""
+        found: list[MemoryItem] = []
+        for item_id in self._unembedded:
+            found.append(self.items[item_id])
+            if len(found) >= limit:
+                break
+        return found
 
     def _unlink(self, item: MemoryItem) -> None:
         if self._by_fingerprint.get(item.fingerprint) == item.id:
