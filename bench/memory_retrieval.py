@@ -26,10 +26,10 @@ from itertools import accumulate, pairwise
 from pathlib import Path
 
 from bench.report import Figure, median, percentile, print_table
+from bot.adapters.embeddings.embedded import EmbeddedEmbedder
 from bot.config.model import MemoryConfig
 from bot.memory.files import UserFiles
 from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint
-from bot.adapters.embeddings.embedded import EmbeddedEmbedder
 from bot.memory.semantic import item_text, meaning_of
 from bot.memory.service import ShortTermMemory
 from bot.memory.vectors import VectorFile

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import re
 import time
 import uuid
 from typing import Any
@@ -40,6 +41,9 @@ class OpenAiLlm:
         self._client = client
         # OpenAI's reasoning models refuse `max_tokens`; switched once when the API says so.
         self._max_tokens_field = "max_tokens"
+        # Models whose server refused a `json_schema` response format (many local servers only
+        # know `json_object`); learnt from one 400 each, so later requests do not pay it again.
+        self._json_object_only: set[str] = set()
 
     @classmethod
     def connect(cls, api_key: str | None, base_url: str | None) -> OpenAiLlm:
@@ -85,13 +89,28 @@ class OpenAiLlm:
     async def _complete_once(
         self, request: LlmRequest, on_text: TextListener | None
     ) -> LlmResponse:
-        try:
-            return await self._call(request, on_text)
-        except openai.BadRequestError as exc:
-            if self._max_tokens_field == "max_tokens" and "max_completion_tokens" in str(exc):
-                self._max_tokens_field = "max_completion_tokens"
+        while True:  # each fallback applies once, so this ends
+            try:
                 return await self._call(request, on_text)
-            raise
+            except openai.BadRequestError as exc:
+                if not self._fall_back(exc, request):
+                    raise
+
+    def _fall_back(self, exc: openai.BadRequestError, request: LlmRequest) -> bool:
+        """Adapt to a 400 naming a parameter this server does not take; False when none does."""
+        said = str(exc)
+        if self._max_tokens_field == "max_tokens" and "max_completion_tokens" in said:
+            self._max_tokens_field = "max_completion_tokens"
+            return True
+        if (
+            request.response_schema is not None
+            and "response_format" in said
+            and request.model not in self._json_object_only
+        ):
+            self._json_object_only.add(request.model)
+            log.warning("[LLM] %s refused a JSON schema; asking for a JSON object", request.model)
+            return True
+        return False
 
     async def _call(self, request: LlmRequest, on_text: TextListener | None) -> LlmResponse:
         # Messages and tools are plain JSON already. Passed as `extra_body` they skip the SDK's
@@ -102,6 +121,8 @@ class OpenAiLlm:
         }
         if request.tools:
             body["tools"] = [_tool_to_openai(spec) for spec in request.tools]
+        if request.response_schema is not None:
+            body["response_format"] = self._response_format(request.model, request.response_schema)
         create = self._client.chat.completions.create
         common: dict[str, Any] = {
             "model": request.model,
@@ -110,9 +131,18 @@ class OpenAiLlm:
             "timeout": request.timeout_seconds,
             "extra_body": body,
         }
-        if on_text is None:
+        if on_text is None or request.response_schema is not None:
             return _from_completion(await create(**common))
         return await _collect_stream(await create(**common, stream=True), on_text)
+
+    def _response_format(self, model: str, schema: dict[str, Any]) -> dict[str, Any]:
+        if model in self._json_object_only:
+            return {"type": "json_object"}  # the prompt has to describe the shape then
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))[:64]
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema, "strict": True},
+        }
 
 
 def _to_openai(message: ChatMessage) -> dict[str, Any]:

@@ -93,6 +93,9 @@ class EmbeddingsConfig(Section):
     timeout_seconds: float = Field(5, gt=0, le=120, description="One embeddings request.")
 
 
+ExtractionMode = Literal["rules", "llm", "both"]
+
+
 class MemoryConfig(Section):
     """Short-term structured memory (`# Memory`); see docs/MEMORY.md for how each field acts."""
 
@@ -113,6 +116,17 @@ class MemoryConfig(Section):
     decay_days: float = Field(30, gt=0, le=3650, description="Half-life of an item's recency.")
     lookback_days: int = Field(21, ge=1, le=3650, description="Older episodes are not recalled.")
     episodic_ttl_days: int = Field(90, ge=1, le=3650, description="Days until an episode goes.")
+    extraction: ExtractionMode = Field(
+        "rules", description="Who finds facts in the user's messages: rules, an LLM, or both."
+    )
+    extraction_model: str = Field("", description="Model of LLM extraction; empty: llm.model.")
+    extraction_batch_seconds: float = Field(
+        3.0, ge=0, le=600, description="Quick turns of one user within this go into one call."
+    )
+    extraction_max_messages: int = Field(8, ge=1, le=50, description="Messages per call.")
+    extraction_timeout_seconds: float = Field(
+        20, gt=0, le=600, description="One extraction call, retries included."
+    )
 
     @model_validator(mode="after")
     def _hard_budget_covers_soft(self) -> MemoryConfig:

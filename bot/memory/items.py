@@ -134,6 +134,28 @@ def new_item(
     )
 
 
+def reworded(item: MemoryItem, item_type: ItemType, content: str, now: datetime) -> MemoryItem:
+    """`item` saying something newer ("lives in Berlin" for "lives in Porto"), same id.
+
+    A fact with a slot keeps it, so the rules' next "I live in …" still lands on this item.
+    """
+    slot = next(
+        (tag for tag in item.tags if fingerprint(item.type, "", tag) == item.fingerprint), None
+    )
+    layer = TRAITS[item_type].layer
+    return item.model_copy(
+        update={
+            "layer": layer,
+            "type": item_type,
+            "title": shorten(content, 60),
+            "content": content,
+            "updated_at": now,
+            "ttl_days": item.ttl_days if layer is Layer.EPISODIC else None,
+            "fingerprint": fingerprint(item_type, content, slot),
+        }
+    )
+
+
 def shorten(text: str, limit: int) -> str:
     """`text` on one line, cut to `limit` characters with an ellipsis."""
     flat = " ".join(text.split())

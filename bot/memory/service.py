@@ -23,7 +23,7 @@ from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
 from bot.memory.episodes import items_from_exchange, promoted
 from bot.memory.files import UserFiles, remove_ids
-from bot.memory.items import Layer, MemoryItem, fingerprint
+from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint, reworded
 from bot.memory.packing import pack
 from bot.memory.scoring import ScoredItem, rank
 from bot.memory.semantic import SemanticMemory
@@ -111,6 +111,29 @@ class ShortTermMemory:
         found = rank(items, query, self._clock(), relaxed, vector)
         return [scored for scored in found if scored.relevance > 0][:limit]
 
+    async def nearest(self, user_id: str, text: str, limit: int) -> list[MemoryItem]:
+        """Facts and how-tos `text` may confirm or contradict, for LLM extraction to judge.
+
+        Items sharing words with `text` come first, then the user's newest and strongest ones:
+        "I moved to Berlin" shares no word with "The user lives in Porto", yet supersedes it.
+        Episodes are left out: they record what was said, they are not facts to correct.
+        """
+        items = await self._items(user_id)
+        found = {
+            scored.item.id: scored.item
+            for scored in await self.search(user_id, text, limit)
+            if scored.item.layer is not Layer.EPISODIC
+        }
+        others = (items.get(item_id) for item_id in [*items.newest(limit), *items.strongest(limit)])
+        recent = sorted(
+            (item for item in others if item is not None and item.layer is not Layer.EPISODIC),
+            key=lambda item: item.updated_at,
+            reverse=True,
+        )
+        for item in recent:
+            found.setdefault(item.id, item)
+        return list(found.values())[:limit]
+
     async def overview(self, user_id: str) -> MemoryOverview:
         items = await self._items(user_id)
         now = self._clock()
@@ -176,6 +199,32 @@ class ShortTermMemory:
         if self._semantic is not None:
             self._semantic.fill_in_background(user_id)
         return stored
+
+    async def replace(
+        self, user_id: str, item_id: str, item_type: ItemType, content: str
+    ) -> MemoryItem | None:
+        """Give one item new wording and type under the same id: a newer fact superseding it.
+
+        Durable like `add`. When the type moves the item to another layer, the new version is
+        appended to its new file before the old file loses it, so a crash keeps one of the two.
+        """
+        async with self._lock(user_id):
+            items = await self._load_locked(user_id)
+            old = items.get(item_id)
+            if old is None:
+                return None
+            new = reworded(old, item_type, content, self._clock())
+            items.put(new)
+
+            def write() -> None:
+                files = UserFiles(self.root, user_id)
+                files.append([new])
+                if files.path_for(old) != files.path_for(new):
+                    remove_ids(files.path_for(old), {item_id})
+
+            await asyncio.to_thread(write)
+            log.info("[Memory] updated item %s", item_id)
+            return new
 
     async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
         """Delete one item of this user (another user's id is simply not found)."""

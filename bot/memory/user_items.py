@@ -115,6 +115,16 @@ class UserItems:
         """Items sharing a word with the query, with their BM25 relevance in (0, 1]."""
         return self._index.relevance(query_terms)
 
+    def newest(self, per_layer: int) -> list[str]:
+        """Per layer, the ids of the `per_layer` items written last."""
+        found: list[str] = []
+        for layer in Layer:
+            for at, item_id in enumerate(reversed(self._newest[layer])):
+                if at >= per_layer:
+                    break
+                found.append(item_id)
+        return found
+
     def strongest(self, per_layer: int) -> list[str]:
         """Per layer, the ids of the `per_layer` items with the highest static prior."""
         return [

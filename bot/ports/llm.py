@@ -33,6 +33,9 @@ class LlmRequest:
     tools: list[ToolSpec] = field(default_factory=list)
     retry_attempts: int = 1
     retry_max_seconds: float = 0
+    response_schema: dict[str, Any] | None = None
+    """A JSON schema the answer's text must follow (structured output), its `title` naming it
+    to the API. Such a request is never streamed: half a JSON object is of no use to anyone."""
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from bot.memory.items import MemoryItem
+    from bot.memory.items import ItemType, MemoryItem
     from bot.memory.scoring import ScoredItem
 
 
@@ -37,4 +37,26 @@ class MemoryItemsPort(Protocol):
 class RememberingPreference(Protocol):
     def is_remembering(self, user_id: str) -> bool:
         """False while the user has said `/remember off`; cheap enough to ask every turn."""
+        ...
+
+
+class ExtractionTarget(Protocol):
+    """Where LLM fact extraction reads a user's items and applies its ADD / UPDATE / DELETE."""
+
+    async def nearest(self, user_id: str, text: str, limit: int) -> list[MemoryItem]:
+        """Up to `limit` facts and how-tos of this user that `text` may confirm or contradict."""
+        ...
+
+    async def add(self, user_id: str, new_items: list[MemoryItem]) -> list[MemoryItem]:
+        """Store the items (merged into kept ones they repeat); returns them as stored."""
+        ...
+
+    async def replace(
+        self, user_id: str, item_id: str, item_type: ItemType, content: str
+    ) -> MemoryItem | None:
+        """Give one item new wording and type under the same id; None when there is no such item."""
+        ...
+
+    async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
+        """Delete one item of this user; None when the user has no such item."""
         ...

@@ -170,3 +170,64 @@ async def test_switches_to_max_completion_tokens_when_the_api_asks(llm, server):
     assert "max_tokens" in server.requests[0]
     assert server.requests[1]["max_completion_tokens"] == 100
     assert "max_tokens" not in server.requests[1]
+
+
+SCHEMA = {
+    "title": "answer",
+    "type": "object",
+    "properties": {"word": {"type": "string"}},
+    "required": ["word"],
+    "additionalProperties": False,
+}
+
+
+async def test_a_response_schema_is_sent_as_json_schema_and_never_streamed(llm, server):
+    seen = []
+
+    async def listener(text):
+        seen.append(text)
+
+    server.script(Reply(text='{"word": "hi"}'))
+    response = await llm.complete(request(response_schema=SCHEMA), listener)
+    assert response.text == '{"word": "hi"}'
+    body = server.requests[0]
+    assert "stream" not in body and seen == []
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "schema": SCHEMA, "strict": True},
+    }
+
+
+async def test_a_refused_json_schema_falls_back_to_json_object_once_per_model(llm, server):
+    message = "Invalid parameter: 'response_format' of type 'json_schema' is not supported."
+    server.script(Reply(status=400, error_message=message), Reply(text='{"word": "a"}'))
+    assert (await llm.complete(request(response_schema=SCHEMA))).text == '{"word": "a"}'
+    formats = [body["response_format"]["type"] for body in server.requests]
+    assert formats == ["json_schema", "json_object"]
+
+    server.script(Reply(text='{"word": "b"}'))
+    await llm.complete(request(response_schema=SCHEMA))
+    assert server.requests[-1]["response_format"] == {"type": "json_object"}
+    await llm.complete(request(response_schema=SCHEMA, model="other"))
+    assert server.requests[-1]["response_format"]["type"] == "json_schema"
+
+
+async def test_a_server_refusing_json_object_too_is_not_asked_a_third_time(llm, server):
+    message = "response_format is not supported"
+    server.script(*[Reply(status=400, error_message=message)] * 3)
+    with pytest.raises(LlmError) as err:
+        await llm.complete(request(response_schema=SCHEMA))
+    assert len(server.requests) == 2 and "HTTP 400" in err.value.user_message
+
+
+async def test_other_400s_of_a_schema_request_are_not_retried(llm, server):
+    server.script(Reply(status=400, error_message="context length exceeded"))
+    with pytest.raises(LlmError):
+        await llm.complete(request(response_schema=SCHEMA))
+    assert len(server.requests) == 1
+
+
+async def test_a_schema_request_is_retried_like_any_other(llm, server):
+    server.script(Reply(status=503), Reply(text='{"word": "c"}'))
+    response = await llm.complete(request(response_schema=SCHEMA))
+    assert response.text == '{"word": "c"}' and len(server.requests) == 2

@@ -230,3 +230,48 @@ async def test_a_fact_the_tool_stored_merges_with_the_same_fact_extracted_later(
     await memory.remember_exchange("u", "My server is at 10.0.0.9 now.", "Ok", "t2")
     (fact,) = (await memory.overview("u")).facts
     assert fact.id == by_tool.id and "10.0.0.9" in fact.content
+
+
+async def test_nearest_offers_facts_sharing_no_word_and_never_episodes(memory):
+    await memory.remember_exchange("u", "I live in Porto.", "Nice city, lots of bridges.", "t1")
+    await memory.remember_exchange("u", "My dog is called Rex", "What a good name for a dog!", "t2")
+    nearest = await memory.nearest("u", "I moved to Berlin last month", limit=5)
+    contents = [item.content for item in nearest]
+    assert "The user lives in Porto." in contents
+    assert all(item.layer is not Layer.EPISODIC for item in nearest)
+    by_word = await memory.nearest("u", "Rex is sick", limit=1)
+    assert [item.content for item in by_word] == ["The user's dog is called Rex."]
+    assert await memory.nearest("someone else", "Porto", limit=5) == []
+
+
+async def test_replace_keeps_the_id_and_survives_a_restart(memory, clock):
+    await memory.remember_exchange("u", "I live in Porto.", "Ok.", "t1")
+    (home,) = (await memory.overview("u")).facts
+    clock.now += timedelta(days=2)
+    moved = await memory.replace("u", home.id, ItemType.IDENTITY, "The user lives in Berlin.")
+    assert moved is not None and moved.id == home.id
+    assert moved.updated_at == clock.now and moved.created_at == home.created_at
+    (kept,) = (await reopen(memory, clock).overview("u")).facts
+    assert kept.content == "The user lives in Berlin." and kept.title == kept.content
+    assert await memory.search("u", "Porto") == []
+    # The slot is kept: the rules' next "I live in …" updates this same item.
+    await memory.remember_exchange("u", "I live in Lisbon.", "Ok.", "t2")
+    (again,) = (await memory.overview("u")).facts
+    assert again.id == home.id and "Lisbon" in again.content
+
+
+async def test_replace_moves_an_item_to_its_new_layers_file(memory, clock):
+    (note,) = await memory.add(
+        "u", [new_item(ItemType.FACT, "Deploys go through CI.", source="t", confidence=0.9)]
+    )
+    await memory.replace("u", note.id, ItemType.HOWTO, "To deploy, run `make ship`.")
+    user_dir = UserFiles(memory.root, "u").directory
+    assert not (user_dir / "semantic.jsonl").exists()
+    assert [line["id"] for line in lines_of(user_dir / "procedural.jsonl")] == [note.id]
+    (howto,) = (await reopen(memory, clock).overview("u")).facts
+    assert howto.layer is Layer.PROCEDURAL and howto.type is ItemType.HOWTO
+
+
+async def test_replace_of_an_unknown_item_changes_nothing(memory):
+    assert await memory.replace("u", "nope", ItemType.FACT, "Anything.") is None
+    assert await memory.count_for("u") == 0
