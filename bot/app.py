@@ -14,6 +14,7 @@ from bot.commands import CommandRegistry, CoreCommands
 from bot.commands.memory import MemoryCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
+from bot.memory.llm_extraction import LlmFactExtractor
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
 from bot.pipeline import Pipeline
@@ -59,6 +60,7 @@ class BotApp:
     rag: LightRagAdapter
     indexer: RagIndexer
     embedder: ConfiguredEmbedder
+    extractor: LlmFactExtractor
 
     @classmethod
     def build(cls, settings: Settings, llm: LlmPort | None = None) -> BotApp:
@@ -80,6 +82,8 @@ class BotApp:
         memory = ShortTermMemory(
             data / "memory", lambda: config.current().memory, embedder=embedder
         )
+        # Facts in any words: one structured LLM call after quick turns (`memory.extraction`).
+        extractor = LlmFactExtractor(llm, config.current, memory)
         remember = RememberSwitch(data / "memory" / "remember-off.json")
 
         # Long-term memory through LightRAG (`# Relevant Memory`, order 55).
@@ -97,7 +101,7 @@ class BotApp:
             [
                 ContextBuildingSystem(PromptFiles(settings.prompts_dir), tools, memory, rag),
                 ToolLoopSystem(llm, tools),
-                MemoryPersistSystem(memory),
+                MemoryPersistSystem(memory, extractor),
                 RagIndexingSystem(indexer),
                 ResponseRoutingSystem(),
             ]
@@ -111,7 +115,7 @@ class BotApp:
             llm_endpoint=describe_endpoint(settings.openai_base_url),
             status_providers=[remember, RagStatus(config, rag, queue, long_term)],
         ).register()
-        MemoryCommands(commands, memory, memory_stores, remember).register()
+        MemoryCommands(commands, memory, memory_stores, remember, extractor).register()
         runner = TurnRunner(pipeline, sessions, config, commands, remembering=remember)
         return cls(
             settings,
@@ -126,6 +130,7 @@ class BotApp:
             rag,
             indexer,
             embedder,
+            extractor,
         )
 
     async def start(self) -> None:
@@ -147,6 +152,7 @@ class BotApp:
 
     async def aclose(self) -> None:
         """Finish memory writes, drain the index queue for a bounded time, close clients."""
+        await self.extractor.drain()
         await self.memory.drain()
         await self.indexer.stop()
         await self.rag.aclose()

@@ -17,6 +17,7 @@ from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.memory.items import TRAITS
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
+from bot.ports.memory import PendingExtraction
 from bot.ports.user_memory import UserMemoryStore
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ class MemoryCommands:
     memory: ShortTermMemory
     stores: Sequence[UserMemoryStore]
     switch: RememberSwitch
+    extraction: PendingExtraction | None = None
     confirm_seconds: float = 120
     clock: Callable[[], float] = time.monotonic
     _pending: dict[str, float] = field(default_factory=dict)
@@ -87,6 +89,8 @@ class MemoryCommands:
         if argument not in ("on", "off"):
             state = "on" if self.switch.is_remembering(user_id) else "off"
             return f"Remembering is {state} for you. Usage: /remember off or /remember on."
+        if argument == "off" and self.extraction is not None:
+            await self.extraction.discard(user_id)
         if not await self.switch.set_remembering(user_id, argument == "on"):
             return "I can't change this now: my settings file is damaged. Please tell the operator."
         if argument == "off":
@@ -114,6 +118,8 @@ class MemoryCommands:
                 "There is nothing to confirm: send /forget all first "
                 f"(a confirmation is valid for {_duration(self.confirm_seconds)})."
             )
+        if self.extraction is not None:
+            await self.extraction.discard(user_id)
         done, failed = [], []
         for store in self.stores:
             try:

@@ -30,14 +30,20 @@ _HOWTO_ANSWER = re.compile(r"`|\$ |\bcommand|\bкоманд", re.IGNORECASE)
 
 
 def items_from_exchange(
-    user_text: str, assistant_text: str | None, source: str, now: datetime, episode_ttl_days: int
+    user_text: str,
+    assistant_text: str | None,
+    source: str,
+    now: datetime,
+    episode_ttl_days: int,
+    with_rules: bool = True,
 ) -> list[MemoryItem]:
     """The facts the user stated, then the exchange as an episode (unless trivial).
 
     Small talk yields nothing at all: "my brain is fried" is not a fact about the user."""
     if is_small_talk(user_text):
         return []
-    found = [fact_item(fact, source, now) for fact in extract_facts(user_text)]
+    facts = extract_facts(user_text) if with_rules else []
+    found = [fact_item(fact, source, now) for fact in facts]
     if not is_trivial_exchange(user_text, assistant_text):
         found.append(episode(user_text, assistant_text or "", source, now, episode_ttl_days))
     return found

@@ -154,11 +154,16 @@ class ShortTermMemory:
     # -- writing ----------------------------------------------------------------------------
 
     def remember_in_background(
-        self, user_id: str, user_text: str, assistant_text: str | None, source: str
+        self,
+        user_id: str,
+        user_text: str,
+        assistant_text: str | None,
+        source: str,
+        with_rules: bool = True,
     ) -> asyncio.Task[object]:
         """Store what the exchange holds without making the reply wait for the disk."""
         task: asyncio.Task[object] = asyncio.create_task(
-            self.remember_exchange(user_id, user_text, assistant_text, source),
+            self.remember_exchange(user_id, user_text, assistant_text, source, with_rules),
             name=_background_name(user_id),
         )
         self._background.add(task)
@@ -166,11 +171,17 @@ class ShortTermMemory:
         return task
 
     async def remember_exchange(
-        self, user_id: str, user_text: str, assistant_text: str | None, source: str
+        self,
+        user_id: str,
+        user_text: str,
+        assistant_text: str | None,
+        source: str,
+        with_rules: bool = True,
     ) -> list[MemoryItem]:
+        """The exchange as an episode and, `with_rules`, the facts the rules find in it."""
         config = self._config()
         new = items_from_exchange(
-            user_text, assistant_text, source, self._clock(), config.episodic_ttl_days
+            user_text, assistant_text, source, self._clock(), config.episodic_ttl_days, with_rules
         )
         return await self.add(user_id, new) if new else []
 

@@ -60,3 +60,10 @@ class ExtractionTarget(Protocol):
     async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
         """Delete one item of this user; None when the user has no such item."""
         ...
+
+
+class PendingExtraction(Protocol):
+    """Messages waiting for LLM fact extraction: dropped before a user's memory is forgotten
+    or remembering is turned off, so that nothing they said comes back afterwards."""
+
+    async def discard(self, user_id: str) -> None: ...

@@ -111,3 +111,50 @@ async def test_recall_at_6_of_planted_facts_meets_the_target(tmp_path):
     assert report.questions == len(FACTS) >= 30
     assert report.recall_at(6) >= TARGET_AT_6, report.misses_at_6
     assert report.recall_at(1) <= report.recall_at(3) <= report.recall_at(6)
+
+
+def extraction_model(body: dict) -> Reply:
+    """Chat turns are echoed; the extraction call (a JSON-schema request) finds the sister."""
+    if "response_format" not in body:
+        return Reply(text="Thanks for telling me, I'll keep that in mind.")
+    said = body["messages"][-1]["content"]
+    operations = []
+    if "sister Olga" in said:
+        text = "The user's sister Olga lives in Porto."
+        operations = [{"op": "ADD", "id": "", "type": "fact", "text": text}]
+    return Reply(text=json.dumps({"operations": operations}))
+
+
+async def test_llm_extraction_captures_a_fact_the_rules_miss(app, fake_llm, settings):
+    fake_llm.responder = extraction_model
+    edit_runtime_config(
+        settings.runtime_config_path,
+        memory={"extraction": "llm", "extractionBatchSeconds": 0},
+    )
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "btw my sister Olga lives in Porto"), channel)
+    await app.extractor.drain()
+    await app.handle(say(ALICE, "/new"), channel)
+    await app.handle(say(ALICE, "where does my sister live?"), channel)
+
+    lines = memory_lines(last_system_prompt(fake_llm))
+    assert any("[fact" in line and "sister Olga lives in Porto" in line for line in lines)
+    schema_requests = [body for body in fake_llm.requests if "response_format" in body]
+    assert len(schema_requests) >= 1
+    assert schema_requests[0]["response_format"]["type"] == "json_schema"
+
+
+async def test_forget_all_drops_messages_still_waiting_for_extraction(app, fake_llm, settings):
+    fake_llm.responder = extraction_model
+    edit_runtime_config(
+        settings.runtime_config_path,
+        memory={"extraction": "llm", "extractionBatchSeconds": 30},
+    )
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "btw my sister Olga lives in Porto"), channel)
+    await app.handle(say(ALICE, "/forget all"), channel)
+    await app.handle(say(ALICE, "/forget confirm"), channel)
+    await app.extractor.drain()
+    await app.memory.drain()
+    assert await app.memory.count_for("user-alice") == 0
+    assert not [body for body in fake_llm.requests if "response_format" in body]

@@ -239,16 +239,27 @@ class SlowMemory:
     def __init__(self, fail=False):
         self.calls, self.fail = [], fail
 
-    def remember_in_background(self, user_id, user_text, assistant_text, source):
+    def remember_in_background(self, user_id, user_text, assistant_text, source, with_rules=True):
         if self.fail:
             raise OSError("disk full")
         self.calls.append((user_id, user_text, assistant_text, source))
+        self.with_rules = with_rules
         return asyncio.get_running_loop().create_future()
 
 
-def turn(final_text="Sure, noted.", remembering=True, memory_enabled=True):
+class RecordingExtraction:
+    def __init__(self):
+        self.submitted = []
+
+    def submit(self, user_id, user_text, source):
+        self.submitted.append((user_id, user_text))
+
+
+def turn(final_text="Sure, noted.", remembering=True, memory_enabled=True, extraction="rules"):
     message = IncomingMessage(ChatAddress("t", "1"), "ada", "My name is Ada.")
-    config = RuntimeConfig.model_validate({"memory": {"enabled": memory_enabled}})
+    config = RuntimeConfig.model_validate(
+        {"memory": {"enabled": memory_enabled, "extraction": extraction}}
+    )
     ctx = TurnContext(message, Session(key="t:1"), config, RecordingChannel())
     ctx.final_text, ctx.remembering = final_text, remembering
     return ctx
@@ -263,6 +274,18 @@ async def test_persist_hands_over_the_exchange_and_returns_without_waiting():
     ((user, said, answer, source),) = memory.calls
     assert (user, said, answer) == ("ada", "My name is Ada.", "Sure, noted.")
     assert source.startswith("turn:t:1:")
+
+
+@pytest.mark.parametrize(
+    ("mode", "rules", "llm"),
+    [("rules", True, False), ("both", True, True), ("llm", False, True)],
+)
+async def test_persist_hands_the_message_to_rules_llm_or_both(mode, rules, llm):
+    memory, extraction = SlowMemory(), RecordingExtraction()
+    await MemoryPersistSystem(memory, extraction).process(turn(extraction=mode))
+    assert memory.calls  # the exchange itself is always kept
+    assert memory.with_rules is rules
+    assert extraction.submitted == ([("ada", "My name is Ada.")] if llm else [])
 
 
 @pytest.mark.parametrize(
