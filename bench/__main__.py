@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from bench import (
+    memory_generalisation,
     memory_recall,
     memory_retrieval,
     rag_degradation,
@@ -22,6 +23,7 @@ def main() -> None:
         telegram_concurrency,
         rag_degradation,
         memory_retrieval,
+        memory_generalisation,
         memory_recall,
     ):
         print(f"running {benchmark.__name__} ...", flush=True)
