@@ -137,7 +137,8 @@ async def test_llm_extraction_captures_a_fact_the_rules_miss(app, fake_llm, sett
     await app.handle(say(ALICE, "/new"), channel)
     await app.handle(say(ALICE, "where does my sister live?"), channel)
 
-    lines = memory_lines(last_system_prompt(fake_llm))
+    chat = [body for body in fake_llm.requests if "response_format" not in body]
+    lines = memory_lines(chat[-1]["messages"][0]["content"])
     assert any("[fact" in line and "sister Olga lives in Porto" in line for line in lines)
     schema_requests = [body for body in fake_llm.requests if "response_format" in body]
     assert len(schema_requests) >= 1
@@ -158,3 +159,31 @@ async def test_forget_all_drops_messages_still_waiting_for_extraction(app, fake_
     await app.memory.drain()
     assert await app.memory.count_for("user-alice") == 0
     assert not [body for body in fake_llm.requests if "response_format" in body]
+
+
+@pytest.mark.parametrize(
+    ("fact", "question", "answer"),
+    [
+        (
+            "my wife Anna works as a pediatrician at the city hospital",
+            "what does my spouse do for a living?",
+            "pediatrician",
+        ),
+        (
+            "I bought a used Yamaha piano last month",
+            "which instrument did I get recently?",
+            "Yamaha",
+        ),
+    ],
+)
+async def test_the_bundled_model_finds_a_fact_asked_in_other_words(
+    app, fake_llm, settings, fact, question, answer
+):
+    channel = RecordingChannel()
+    for said in (fact, "I go climbing twice a week", "our server runs Proxmox", "/new", question):
+        await app.handle(say(ALICE, said), channel)
+    assert answer in memory_lines(last_system_prompt(fake_llm))[0]
+
+    edit_runtime_config(settings.runtime_config_path, memory={"embeddings": {"provider": "off"}})
+    await app.handle(say(ALICE, question), channel)
+    assert not any(answer in line for line in memory_lines(last_system_prompt(fake_llm)))
