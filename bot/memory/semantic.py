@@ -83,7 +83,7 @@ class SemanticMemory:
             await asyncio.wait({pending}, timeout=SETTLE_SECONDS)
         try:
             async with asyncio.timeout(self._config().timeout_seconds):
-                vector = (await self._embedder.embed([meaning_of(query)]))[0]
+                vector: Vectors = (await self._embedder.embed([meaning_of(query)]))[0]
         except (EmbeddingError, TimeoutError) as exc:
             self._failed(exc)
             return None

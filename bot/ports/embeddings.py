@@ -38,4 +38,5 @@ def unit_rows(matrix: npt.ArrayLike) -> Vectors:
     """`matrix` as float32 rows of length one; an all-zero row (an empty text) stays zero."""
     rows = np.array(matrix, dtype=np.float32, ndmin=2)
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+    unit: Vectors = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+    return unit
