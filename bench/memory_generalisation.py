@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench.memory_eval_data import EvalFact, EvalSet, load_eval_set
-from bench.memory_recall import memory_lines
+from bench.memory_recall import SilentChannel, memory_lines
 from bench.report import Figure, print_table
 from bot.app import BotApp
 from bot.conversation import ChatAddress, IncomingMessage
@@ -64,7 +64,7 @@ async def run_conversation(
 ) -> Outcome:
     """Tell every fact and the small talk, `/new`, ask `questions` ((question, answer) pairs)."""
     app = _app(work, data, provider)
-    channel = _SilentChannel()
+    channel = SilentChannel()
     address = ChatAddress("eval", "user")
     told = _telling_order(data)
     small_talk_stamps: set[str] = set()
@@ -168,16 +168,6 @@ def run(splits: tuple[str, ...] = ("dev", "test"), show_misses: bool = False) ->
     for split in splits:
         figures += asyncio.run(evaluate(split, show_misses))
     return figures
-
-
-class _SilentChannel:
-    name = "eval"
-
-    async def send(self, address: ChatAddress, text: str) -> None:
-        return None
-
-    def open_stream(self, address: ChatAddress) -> None:
-        return None
 
 
 def main() -> None:

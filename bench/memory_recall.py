@@ -137,7 +137,7 @@ async def evaluate(work: Path, facts: list[PlantedFact] = FACTS) -> RecallReport
     )
     llm = ScriptedLlm(*(text("Got it, I'll keep that in mind.") for _ in facts))
     app = BotApp.build(settings, llm=llm)
-    channel = _SilentChannel()
+    channel = SilentChannel()
     address = ChatAddress("eval", "marta")
 
     async def say(words: str) -> None:
@@ -159,7 +159,9 @@ async def evaluate(work: Path, facts: list[PlantedFact] = FACTS) -> RecallReport
     return RecallReport(len(facts), hits, misses)
 
 
-class _SilentChannel:
+class SilentChannel:
+    """A channel that drops replies: the benchmarks read the prompts, not the answers."""
+
     name = "eval"
 
     async def send(self, address: ChatAddress, text: str) -> None:
