@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from bench.memory_eval_data import load_eval_set
+from bench.memory_generalisation import questions_of, run_conversation
 from bench.memory_recall import FACTS, TARGET_AT_6, evaluate, memory_lines
 from tests.conftest import edit_runtime_config
 from tests.e2e.conftest import ALICE, BOB, say
@@ -187,3 +189,14 @@ async def test_the_bundled_model_finds_a_fact_asked_in_other_words(
     edit_runtime_config(settings.runtime_config_path, memory={"embeddings": {"provider": "off"}})
     await app.handle(say(ALICE, question), channel)
     assert not any(answer in line for line in memory_lines(last_system_prompt(fake_llm)))
+
+
+async def test_generalisation_set_meaning_finds_paraphrases_that_words_cannot(tmp_path):
+    """A regression guard on the dev split of the held-out set (figures: bench)."""
+    data = load_eval_set()
+    questions = questions_of(data.split("dev"), "paraphrase")
+    words = await run_conversation(tmp_path / "words", data, questions, "off")
+    meaning = await run_conversation(tmp_path / "meaning", data, questions, "embedded")
+    assert words.recall < 0.15
+    assert meaning.recall >= 0.6
+    assert meaning.junk_share <= 0.05
