@@ -8,6 +8,7 @@ from bench import (
     memory_recall,
     memory_retrieval,
     rag_degradation,
+    rag_many_users,
     telegram_concurrency,
     turn_overhead,
 )
@@ -21,6 +22,7 @@ def main() -> None:
         turn_overhead,
         telegram_concurrency,
         rag_degradation,
+        rag_many_users,
         memory_retrieval,
         memory_recall,
     ):
