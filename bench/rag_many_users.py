@@ -9,7 +9,8 @@ by `RagIndexer`). Then a sample of users asks paraphrased questions ("What's my 
 own owner, and recall is the share of questions whose answer is in the returned context:
 
 - alone: the server holds only that user's documents (cleared between users);
-- shared: the server holds every user's documents;
+- shared: the server holds every user's documents, queried as the bot does now and, for
+  comparison, with the server's default candidate counts (as before the fix);
 - leaks: other users' pet names, cities and employers found in any context (must be 0).
 
     python -m bench.rag_many_users [--users 50] [--sample 10] [--facts 3] [--mode hybrid]
@@ -25,6 +26,7 @@ import random
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -237,8 +239,10 @@ class ManyUsersBench:
             IndexQueue(work / "rag" / "queue"), self._uploader, self.ledger, self.config
         )
 
-    def adapter(self) -> LightRagAdapter:
-        return LightRagAdapter(self.config, SecretStr(RAG_KEY))
+    def adapter(self, owners: Callable[[], int] | None = None) -> LightRagAdapter:
+        """An adapter as the bot builds it: `owners` defaults to the ledger's count."""
+        counted = owners or self.ledger.owner_count
+        return LightRagAdapter(self.config, SecretStr(RAG_KEY), owners=counted)
 
     async def index(self, persons: list[Person]) -> float:
         """Send every exchange of `persons` through the bot's indexer; seconds until processed."""
@@ -282,31 +286,36 @@ async def measure(users: int, sample: int, told: int, mode: str) -> list[Figure]
     ):
         bench = ManyUsersBench(Path(tmp), llm.base_url, mode)
         bench.server.start()
-        adapter = bench.adapter()
+        scaled, unscaled = bench.adapter(), bench.adapter(owners=lambda: 1)
         try:
             alone = Score()
             for person in asking:
                 await bench.clear(everyone)
                 await bench.index([person])
-                alone.add(await ask(adapter, mode, [person], everyone))
+                alone.add(await ask(scaled, mode, [person], everyone))
             await bench.clear(everyone)
             index_seconds = await bench.index(everyone)
-            query_started = time.perf_counter()
-            after = await ask(adapter, mode, asking, everyone)
-            query_ms = (time.perf_counter() - query_started) * 1000 / after.questions
+            started = time.perf_counter()
+            before = await ask(unscaled, mode, asking, everyone)
+            before_ms = (time.perf_counter() - started) * 1000 / before.questions
+            started = time.perf_counter()
+            after = await ask(scaled, mode, asking, everyone)
+            after_ms = (time.perf_counter() - started) * 1000 / after.questions
         finally:
             await bench.aclose()
-            await adapter.aclose()
+            await scaled.aclose()
+            await unscaled.aclose()
             bench.server.stop()
     total = time.perf_counter() - began
     for miss in after.misses:
         print(f"missed with {users} users: {miss}")
-    for leak in alone.leaked + after.leaked:
+    for leak in alone.leaked + before.leaked + after.leaked:
         print(f"LEAKED: {leak}")
-    leaks = alone.leaks + after.leaks
+    leaks = alone.leaks + before.leaks + after.leaks
     crowd = f"{users} users"
     return [
         Figure(NAME, f"recall, 1 user alone ({alone.questions} questions)", alone.recall, "", ""),
+        Figure(NAME, f"recall, {crowd}, LightRAG's default top-k", before.recall, "", ""),
         Figure(
             NAME,
             f"recall, {crowd} (the bot's query)",
@@ -324,7 +333,8 @@ async def measure(users: int, sample: int, told: int, mode: str) -> list[Figure]
         ),
         Figure(NAME, "other users' facts in any context", leaks, "", "0", leaks == 0),
         Figure(NAME, f"indexing {len(everyone) * told} documents", index_seconds, "s", ""),
-        Figure(NAME, f"query with {crowd} (the bot's), mean", query_ms, "ms", ""),
+        Figure(NAME, f"query with {crowd}, default top-k, mean", before_ms, "ms", ""),
+        Figure(NAME, f"query with {crowd} (the bot's), mean", after_ms, "ms", ""),
         Figure(NAME, "whole benchmark", total, "s", "< 180", total < 180),
     ]
 
