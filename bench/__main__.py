@@ -9,6 +9,7 @@ from bench import (
     memory_recall,
     memory_retrieval,
     rag_degradation,
+    rag_many_users,
     telegram_concurrency,
     turn_overhead,
 )
@@ -22,6 +23,7 @@ def main() -> None:
         turn_overhead,
         telegram_concurrency,
         rag_degradation,
+        rag_many_users,
         memory_retrieval,
         memory_generalisation,
         memory_recall,

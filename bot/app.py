@@ -87,9 +87,9 @@ class BotApp:
         remember = RememberSwitch(data / "memory" / "remember-off.json")
 
         # Long-term memory through LightRAG (`# Relevant Memory`, order 55).
-        rag = LightRagAdapter(config, settings.rag_api_key)
-        queue = IndexQueue(data / "rag" / "queue")
         ledger = IndexLedger(data / "rag" / "ledger")
+        rag = LightRagAdapter(config, settings.rag_api_key, owners=ledger.owner_count)
+        queue = IndexQueue(data / "rag" / "queue")
         indexer = RagIndexer(queue, rag, ledger, config)
         long_term = LongTermDocuments(queue, ledger, rag)
         # What `/memory` counts and `/forget all` empties, per user.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import unicodedata
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -41,6 +41,16 @@ HEALTH_TIMEOUT_SECONDS = 3.0
 PAGE_SIZE = 200
 MAX_KEYWORDS = 32  # the server takes at most 64 per list
 HIGH_LEVEL_CHARS = 300
+LIGHTRAG_CANDIDATES = {
+    "top_k": 40,
+    "chunk_top_k": 20,
+    "max_entity_tokens": 6000,
+    "max_relation_tokens": 8000,
+    "max_total_tokens": 30000,
+}
+"""LightRAG's own defaults for how much a query gathers (`TOP_K`, `CHUNK_TOP_K`, ...)."""
+OWNERS_PER_STEP = 10
+MAX_CANDIDATE_FACTOR = 8
 
 
 class _Failure(RagUnavailable):
@@ -75,8 +85,12 @@ class LightRagAdapter:
         env_api_key: SecretStr | None = None,
         client: httpx.AsyncClient | None = None,
         breaker: CircuitBreaker | None = None,
+        owners: Callable[[], int] | None = None,
     ) -> None:
+        """`owners` counts the users with documents on the server (the index ledger's); in
+        `context` style the query asks for more candidates as it grows."""
         self._config = config
+        self._owners = owners
         self._env_api_key = env_api_key
         self._client = client or httpx.AsyncClient()
         self.breaker = breaker or CircuitBreaker()
@@ -103,6 +117,7 @@ class LightRagAdapter:
                 if not answer.llm_generated or NO_CONTEXT_MARKER in answer.response:
                     return ""
                 return answer.response.strip()
+            body |= candidate_limits(self._owners() if self._owners else 1)
             found = _DataResponse.model_validate(
                 await self._call(rag, "POST", "/query/data", body, on_turn_path=True)
             )
@@ -309,6 +324,21 @@ def query_keywords(text: str) -> dict[str, list[str]]:
     """
     words = content_words(text, limit=MAX_KEYWORDS)
     return {"hl_keywords": [" ".join(text.split())[:HIGH_LEVEL_CHARS]], "ll_keywords": words}
+
+
+def candidate_limits(owners: int) -> dict[str, int]:
+    """How much a `/query/data` should gather when `owners` users share the server.
+
+    The server ranks every user's entities, relations and chunks together and the bot keeps
+    only the asker's, so each further user's similar memories push the asker's own out of
+    the server's top-k. One user: nothing is sent, the server's settings apply. More: LightRAG's
+    defaults times 1 + (owners - 1) / 10 (5.9 for 50 users), at most 8 times, so a query on a
+    crowded server stays bounded.
+    """
+    if owners <= 1:
+        return {}
+    factor = min(1 + (owners - 1) / OWNERS_PER_STEP, MAX_CANDIDATE_FACTOR)
+    return {name: round(value * factor) for name, value in LIGHTRAG_CANDIDATES.items()}
 
 
 def query_weight(text: str) -> int:

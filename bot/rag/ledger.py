@@ -34,6 +34,7 @@ class IndexLedger:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
+        self._owner_tags = {path.stem for path in directory.glob("*.jsonl")}
 
     def path_for(self, owner: str) -> Path:
         return self.directory / f"{tag(owner)}.jsonl"
@@ -41,6 +42,7 @@ class IndexLedger:
     async def record(self, owner: str, entry: LedgerEntry) -> None:
         line = (entry.model_dump_json() + "\n").encode("utf-8")
         await asyncio.to_thread(append_line_safely, self.path_for(owner), line)
+        self._owner_tags.add(tag(owner))
 
     def entries(self, owner: str) -> list[LedgerEntry]:
         """The user's documents, each as last recorded, in the order first recorded."""
@@ -60,5 +62,10 @@ class IndexLedger:
             entries[entry.file_source] = entry
         return list(entries.values())
 
+    def owner_count(self) -> int:
+        """How many users have documents recorded here, i.e. share the server; no disk read."""
+        return len(self._owner_tags)
+
     def clear(self, owner: str) -> None:
         self.path_for(owner).unlink(missing_ok=True)
+        self._owner_tags.discard(tag(owner))

@@ -9,7 +9,8 @@ format LightRAG parses, from the text it was given, so a real knowledge graph is
 - description summaries: the descriptions joined;
 - answers (`/query`): the context lines that share words with the question.
 
-Embeddings come from `embed_text` in `openai_server.py`: texts sharing words are close.
+Embeddings come from the fake server's embedder (`openai_server.py`): by default a bag of
+words, where texts sharing words are close; `semantic_embedder()` for paraphrases.
 """
 
 from __future__ import annotations

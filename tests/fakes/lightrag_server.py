@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from bot.adapters.embeddings.embedded import DIMENSIONS as EMBEDDED_MODEL_DIMENSIONS
 from tests.fakes.background_server import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,6 +23,8 @@ DEFAULT_BINARY = REPO / "lightrag" / ".venv" / "bin" / "lightrag-server"
 TIKTOKEN_CACHE = REPO / "lightrag" / "tiktoken_cache"
 SETUP_HINT = "run `make lightrag-setup` (`make test` does it) to install the LightRAG server"
 EMBEDDING_DIM = 64
+"""The bag-of-words fake's; a server on `semantic_embedder()` needs `SEMANTIC_EMBEDDING_DIM`."""
+SEMANTIC_EMBEDDING_DIM = EMBEDDED_MODEL_DIMENSIONS
 NOT_DONE = ("pending", "parsing", "analyzing", "processing", "preprocessed")
 
 
@@ -35,12 +38,14 @@ class LightRagServer:
         api_key: str = "test-rag-key",
         port: int | None = None,
         extra_env: dict[str, str] | None = None,
+        embedding_dim: int = EMBEDDING_DIM,
     ) -> None:
         self.workdir = workdir
         self.llm_base_url = llm_base_url
         self.api_key = api_key
         self.port = port or free_port()
         self.extra_env = extra_env or {}
+        self.embedding_dim = embedding_dim
         self.process: subprocess.Popen[bytes] | None = None
         self.binary = Path(os.environ.get("LIGHTRAG_SERVER", DEFAULT_BINARY))
 
@@ -65,7 +70,7 @@ class LightRagServer:
             "EMBEDDING_BINDING": "openai",
             "EMBEDDING_BINDING_HOST": self.llm_base_url,
             "EMBEDDING_MODEL": "fake-embedding",
-            "EMBEDDING_DIM": str(EMBEDDING_DIM),
+            "EMBEDDING_DIM": str(self.embedding_dim),
             "EMBEDDING_BINDING_API_KEY": "fake-embedding-key",
             "LIGHTRAG_KV_STORAGE": "JsonKVStorage",
             "LIGHTRAG_VECTOR_STORAGE": "NanoVectorDBStorage",
@@ -164,6 +169,22 @@ class LightRagServer:
                 return counts
             time.sleep(0.2)
         raise AssertionError(f"documents not processed in {timeout}s: {counts}")
+
+    def processed_count(self) -> int:
+        answer = httpx.get(f"{self.url}/documents/status_counts", headers=self.headers(), timeout=5)
+        return int(answer.json()["status_counts"].get("processed", 0))
+
+    def clear(self, timeout: float = 60) -> None:
+        """Delete every document, entity and relation (`DELETE /documents`), once not busy."""
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = httpx.delete(f"{self.url}/documents", headers=self.headers(), timeout=30)
+            status = answer.json().get("status")
+            if status == "success":
+                return
+            if status != "busy" or time.monotonic() > deadline:
+                raise AssertionError(f"clearing the server failed: {answer.text[:300]}")
+            time.sleep(0.2)
 
     def file_sources(self) -> list[str]:
         """The file source of every document the server holds, all pages."""

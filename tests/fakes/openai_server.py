@@ -38,6 +38,9 @@ class Reply:
 
 
 Responder = Callable[[dict[str, Any]], Reply]
+Embedder = Callable[[list[str], int | None], list[list[float]]]
+"""Texts and the `dimensions` a request asked for (None when it asked for none) in, one unit
+vector per text out: what `/v1/embeddings` serves."""
 
 
 def echo_responder(body: dict[str, Any]) -> Reply:
@@ -55,9 +58,17 @@ class FakeOpenAiServer(BackgroundServer):
 
     name = "fake-openai"
 
-    def __init__(self, responder: Responder = echo_responder, port: int = 0) -> None:
+    def __init__(
+        self,
+        responder: Responder = echo_responder,
+        port: int = 0,
+        embedder: Embedder | None = None,
+    ) -> None:
+        """`embedder` serves `/v1/embeddings`; the default is the bag-of-words `embed_text`
+        (texts sharing words are close), `semantic_embedder()` the bundled WordLlama model."""
         super().__init__(port)
         self.responder = responder
+        self.embedder = embedder or bag_of_words_embedder
         self.requests: list[dict[str, Any]] = []
         self.embedding_requests: list[dict[str, Any]] = []
         self._script: deque[Reply] = deque()
@@ -101,10 +112,11 @@ class FakeOpenAiServer(BackgroundServer):
         with self._lock:
             self.embedding_requests.append(body)
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        dim = int(body.get("dimensions") or 64)
+        dim = int(body["dimensions"]) if body.get("dimensions") else None
+        vectors = self.embedder([str(text) for text in inputs], dim)
         data = [
-            {"object": "embedding", "index": i, "embedding": embed_text(str(text), dim)}
-            for i, text in enumerate(inputs)
+            {"object": "embedding", "index": i, "embedding": vector}
+            for i, vector in enumerate(vectors)
         ]
         return web.json_response(
             {"object": "list", "data": data, "model": body.get("model", "fake"), "usage": _usage()}
@@ -187,6 +199,32 @@ def stream_chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
         chunks.append(chunk({"tool_calls": [rest]}))
     chunks.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
     return chunks
+
+
+BAG_OF_WORDS_DIM = 64
+
+
+def bag_of_words_embedder(texts: list[str], dimensions: int | None) -> list[list[float]]:
+    return [embed_text(text, dimensions or BAG_OF_WORDS_DIM) for text in texts]
+
+
+def semantic_embedder() -> Embedder:
+    """The bot's bundled WordLlama model (256 dimensions), loaded now (~0.3 s), so that a
+    question finds a fact said in other words. A request for other dimensions is refused."""
+    from bot.adapters.embeddings.embedded import DIMENSIONS, load_wordllama
+    from bot.ports.embeddings import unit_rows
+
+    model = load_wordllama()
+    lock = threading.Lock()
+
+    def embed(texts: list[str], dimensions: int | None) -> list[list[float]]:
+        if dimensions not in (None, DIMENSIONS):
+            raise ValueError(f"the embedded model has {DIMENSIONS} dimensions, not {dimensions}")
+        with lock:
+            matrix = model.embed(texts, norm=False)
+        return unit_rows(matrix).tolist()
+
+    return embed
 
 
 def embed_text(text: str, dim: int) -> list[float]:

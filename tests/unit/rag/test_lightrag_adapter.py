@@ -9,7 +9,7 @@ import pytest
 import respx
 from pydantic import SecretStr
 
-from bot.adapters.lightrag import LightRagAdapter
+from bot.adapters.lightrag import LIGHTRAG_CANDIDATES, LightRagAdapter, candidate_limits
 from bot.config import RuntimeConfigStore
 from bot.ports.rag import RagRejected, RagUnavailable
 from bot.rag.circuit import CircuitState
@@ -66,6 +66,38 @@ async def test_context_query_sends_the_right_request_and_keeps_only_the_users_ch
     }, "keywords given, so LightRAG need not ask its LLM for them"
     assert request.headers["X-API-Key"] == "env-key-123"
     assert "authorization" not in request.headers
+
+
+def test_more_users_on_the_server_ask_for_more_candidates_within_a_bound():
+    assert candidate_limits(0) == {} and candidate_limits(1) == {}, "the server's own settings"
+    two, fifty, crowd = candidate_limits(2), candidate_limits(50), candidate_limits(10_000)
+    assert two["top_k"] == 44 and two["chunk_top_k"] == 22
+    assert fifty == {
+        "top_k": 236,
+        "chunk_top_k": 118,
+        "max_entity_tokens": 35400,
+        "max_relation_tokens": 47200,
+        "max_total_tokens": 177000,
+    }
+    assert crowd == {name: value * 8 for name, value in LIGHTRAG_CANDIDATES.items()}
+
+
+@respx.mock
+async def test_a_context_query_asks_for_candidates_by_the_number_of_users(config_path):
+    owners = 1
+    adapter = LightRagAdapter(RuntimeConfigStore(config_path), None, owners=lambda: owners)
+    route = respx.post(f"{URL}/query/data").respond(json=data_answer())
+    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    assert "top_k" not in json.loads(route.calls.last.request.content)
+    owners = 50
+    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    sent = json.loads(route.calls.last.request.content)
+    assert (sent["top_k"], sent["chunk_top_k"]) == (236, 118)
+
+    write_config(config_path, retrievalStyle="answer")
+    answer = respx.post(f"{URL}/query").respond(json={"response": "6380", "llm_generated": True})
+    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    assert "top_k" not in json.loads(answer.calls.last.request.content), "its LLM reads them all"
 
 
 @respx.mock

@@ -209,6 +209,18 @@ async def test_a_later_line_of_a_document_updates_it(tmp_path):
     assert [(e.file_source, e.doc_id) for e in ledger.entries("111")] == [("a", "doc-7")]
 
 
+async def test_the_ledger_counts_the_users_sharing_the_server(tmp_path):
+    ledger = IndexLedger(tmp_path)
+    entry = LedgerEntry(file_source="a", doc_id=None, track_id="t", chat_key="c", indexed_at=AT)
+    assert ledger.owner_count() == 0
+    for owner in ("111", "222", "telegram:-100", "111"):
+        await ledger.record(owner, entry)
+    assert ledger.owner_count() == 3
+    assert IndexLedger(tmp_path).owner_count() == 3, "after a restart"
+    ledger.clear("222")
+    assert ledger.owner_count() == 2
+
+
 async def test_forget_removes_queued_and_deletes_recorded_and_discovered_documents(tmp_path):
     rag = FakeRag()
     queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
