@@ -23,7 +23,9 @@ class RedactingFormatter(logging.Formatter):
 
     def add_secrets(self, secrets: Iterable[str]) -> None:
         """Remember more secrets; longest first so a secret that contains another goes whole."""
-        merged = {*self._secrets, *(s for s in secrets if s and len(s) >= 4)}
+        # Stripped: a key given with a line break around it shows in logs without one.
+        stripped = (s.strip() for s in secrets)
+        merged = {*self._secrets, *(s for s in stripped if len(s) >= 4)}
         self._secrets = sorted(merged, key=len, reverse=True)
 
     def format(self, record: logging.LogRecord) -> str:
