@@ -336,6 +336,20 @@ async def test_allowlist_edits_apply_to_the_next_message(start_bot, telegram, fa
     assert len(fake_llm.requests) == 1
 
 
+async def test_status_shows_the_config_path_and_llm_host_to_admin_users_only(
+    start_bot, telegram, fake_llm, settings
+):
+    await start_bot()
+    edit_runtime_config(settings.runtime_config_path, telegram={"adminUsers": [ALICE.id]})
+    telegram.send_text(ALICE, "/status")
+    telegram.send_text(BOB, "/status")
+    admin = (await replies(telegram, ALICE.id))[0].text
+    user = (await replies(telegram, BOB.id))[0].text
+    assert "at 127.0.0.1:" in admin and str(settings.runtime_config_path) in admin
+    assert "Model: gpt-4o-mini\n" in user and "Runtime config: valid" in user
+    assert "127.0.0.1" not in user and "runtime-config.json" not in user
+
+
 async def test_rejected_formatting_is_resent_as_plain_text(start_bot, telegram, fake_llm, caplog):
     telegram.reject_entities(lambda entities: any(e["type"] == "bold" for e in entities))
     await start_bot()

@@ -91,7 +91,7 @@ class TelegramUpdateHandler:
         if not inbound.text:
             await self._reply(inbound, EMPTY_MENTION)
             return
-        await self._run_turn(inbound)
+        await self._run_turn(inbound, operator=inbound.user_id in config.telegram.admin_users)
 
     def _failed_before(self, update_id: int) -> bool:
         """Count this start; True when the update's turn was cut short too often already."""
@@ -106,7 +106,7 @@ class TelegramUpdateHandler:
         )
         return True
 
-    async def _run_turn(self, inbound: Inbound) -> None:
+    async def _run_turn(self, inbound: Inbound, operator: bool) -> None:
         text = inbound.text
         if inbound.attachment:
             text += ATTACHMENT_NOTE.format(kind=_spoken(inbound.attachment))
@@ -117,6 +117,7 @@ class TelegramUpdateHandler:
             received_at=inbound.sent_at,
             user_name=inbound.user_name,
             external_id=f"telegram:{inbound.address.chat_id}:{inbound.message_id}",
+            operator=operator,
         )
         reply_to_in_this_turn(inbound.address, inbound.message_id if inbound.in_group else None)
         if parse_command(message) is None:
