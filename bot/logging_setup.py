@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+
+from bot.storage.atomic import open_private
 
 REDACTED = "***"
 # python-telegram-bot puts the bot token in every request URL (".../bot<token>/getUpdates").
@@ -54,7 +57,7 @@ def setup_logging(level: str, secrets: Iterable[str], log_file: Path | None = No
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setFormatter(formatter)
     if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
+        os.close(open_private(log_file, os.O_WRONLY))  # 0600, not a symlink; then appended to
         file_handler = logging.FileHandler(log_file, encoding="utf-8")
         file_handler.setFormatter(formatter)
         root.addHandler(file_handler)

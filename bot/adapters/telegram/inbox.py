@@ -31,7 +31,7 @@ from typing import Any
 
 from telegram import Bot, Update
 
-from bot.storage.atomic import append_line_safely, write_atomic
+from bot.storage.atomic import append_line_safely, make_private_dir, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class UpdateInbox:
         self._done_since_compaction = 0
         self.last_update_id = 0
         """The highest update id ever fetched: polling resumes after it."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(path.parent)
         self._load()
         self._compact()
 
