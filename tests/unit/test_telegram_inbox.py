@@ -117,3 +117,14 @@ def test_a_handled_update_leaves_no_count_behind(tmp_path):
     assert inbox.started(40) == 0, "not in the inbox: nothing to count"
     assert inbox.started(999) == 0
     assert UpdateInbox(path, allowed).pending() == []
+
+
+def test_a_start_the_disk_refuses_is_logged_and_the_turn_still_runs(tmp_path, caplog):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(50)])
+    path.rename(tmp_path / "moved.jsonl")
+    path.symlink_to(tmp_path / "moved.jsonl")  # the bot writes through no symlink
+    assert inbox.started(50) == 1
+    assert inbox.started(50) == 2, "still counted in memory"
+    assert "could not count a start of update 50" in caplog.text

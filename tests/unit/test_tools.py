@@ -125,6 +125,18 @@ async def test_a_tool_timeout_stops_isolated_work_at_once(tmp_path):
     assert_gone(pid_file)
 
 
+async def test_where_no_child_process_can_start_the_checked_evaluator_runs_in_the_bot(caplog):
+    class NoProcesses:
+        async def run(self, text):
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    tool = CalculatorTool(evaluator=NoProcesses())
+    assert await tool.run(CalculatorArguments(expression="6*7"), CTX) == "6*7 = 42"
+    with pytest.raises(ValueError, match="digits"):
+        await tool.run(CalculatorArguments(expression="round(1, -10**9)"), CTX)
+    assert "calculator evaluates in the bot itself" in caplog.text
+
+
 async def test_calculator_tool_reports_expression_and_value():
     assert await CalculatorTool().run(CalculatorArguments(expression="6*7"), CTX) == "6*7 = 42"
 

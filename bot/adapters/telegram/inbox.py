@@ -91,7 +91,10 @@ class UpdateInbox:
         if update_id not in self._pending:
             return 0
         self._starts[update_id] = self._starts.get(update_id, 0) + 1
-        self._append(json.dumps({"start": update_id}) + "\n", durable=False)
+        try:
+            self._append(json.dumps({"start": update_id}) + "\n", durable=False)
+        except OSError as exc:  # the message is still answered; only a replay would not know
+            log.error("[Telegram] could not count a start of update %d: %s", update_id, exc)
         return self._starts[update_id]
 
     def done(self, update_id: int) -> None:
