@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from bot import __version__
 from bot.app import BotApp
 from bot.logging_setup import setup_logging
 from bot.settings import NO_LLM_MESSAGE, Settings
-from bot.storage.data_dir_lock import DataDirInUse, DataDirLock
+from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
 
 EPILOG = """environment (or .env; see .env.example):
   OPENAI_API_KEY       key of the OpenAI-compatible API
@@ -101,6 +102,9 @@ def describe_invalid_settings(exc: ValidationError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A second line behind the private modes the storage code gives each file and folder:
+    # nothing this process creates is readable by other local users.
+    os.umask(0o077)
     args = parse_args(argv)
     try:
         settings = load_settings(args)
@@ -121,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     lock = DataDirLock(settings.data_dir)
     try:
         lock.acquire()
-    except DataDirInUse as exc:
+    except DataDirRefused as exc:
         print(exc, file=sys.stderr)
         return 2
     setup_logging(settings.log_level, settings.secret_values(), log_file)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+
+from bot.storage.atomic import open_private
 
 REDACTED = "***"
 # python-telegram-bot puts the bot token in every request URL (".../bot<token>/getUpdates").
@@ -23,7 +26,9 @@ class RedactingFormatter(logging.Formatter):
 
     def add_secrets(self, secrets: Iterable[str]) -> None:
         """Remember more secrets; longest first so a secret that contains another goes whole."""
-        merged = {*self._secrets, *(s for s in secrets if s and len(s) >= 4)}
+        # Stripped: a key given with a line break around it shows in logs without one.
+        stripped = (s.strip() for s in secrets)
+        merged = {*self._secrets, *(s for s in stripped if len(s) >= 4)}
         self._secrets = sorted(merged, key=len, reverse=True)
 
     def format(self, record: logging.LogRecord) -> str:
@@ -52,7 +57,7 @@ def setup_logging(level: str, secrets: Iterable[str], log_file: Path | None = No
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setFormatter(formatter)
     if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
+        os.close(open_private(log_file, os.O_WRONLY))  # 0600, not a symlink; then appended to
         file_handler = logging.FileHandler(log_file, encoding="utf-8")
         file_handler.setFormatter(formatter)
         root.addHandler(file_handler)

@@ -28,6 +28,8 @@ Pick the model in preferences/runtime-config.json, field llm.model."""
 
 
 _WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
+_SECRETS = ("telegram_bot_token", "telegram_webhook_secret", "openai_api_key", "rag_api_key")
 
 
 class Settings(BaseSettings):
@@ -98,6 +100,24 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("BOT_PROMPTS_DIR", "prompts_dir"),
     )
     log_level: str = Field(default="INFO", validation_alias=AliasChoices("LOG_LEVEL", "log_level"))
+
+    @field_validator(*_SECRETS, mode="before")
+    @classmethod
+    def _strip_secret(cls, value: object) -> object:
+        # A key pasted with a line break or a space around it is the key: `export KEY=$(cat f)`
+        # and editors add them. Only blank means unset.
+        if isinstance(value, str):
+            return value.strip() or None
+        return value
+
+    @field_validator(*_SECRETS)
+    @classmethod
+    def _secret_is_one_word(cls, value: SecretStr | None) -> SecretStr | None:
+        # No key or token holds spaces or control characters: one inside is a paste gone
+        # wrong, and it would break the HTTP header it is sent in. The value is never shown.
+        if value is not None and _SPACE_OR_CONTROL.search(value.get_secret_value()):
+            raise ValueError("must not contain spaces, line breaks or control characters")
+        return value
 
     @field_validator("telegram_webhook_secret")
     @classmethod

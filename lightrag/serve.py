@@ -9,7 +9,6 @@ the server is, and keeps it running until Ctrl+C.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -52,7 +51,10 @@ def main() -> int:
         return 2
     env_file = HERE / ".env"
     if not env_file.exists():
-        shutil.copy(HERE / ".env.example", env_file)
+        # It will hold API keys: readable by its owner only (a copy would keep the example's 0644).
+        fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as created:
+            created.write((HERE / ".env.example").read_bytes())
         print(f"Created {env_file} from .env.example: set the LLM and embedding keys there.")
     settings = read_env(env_file)
     host = settings.get("HOST", "127.0.0.1")

@@ -55,7 +55,9 @@ class TerminalChannel:
             if text in QUIT_WORDS:
                 return
             if text:
-                await handle(IncomingMessage(TERMINAL_ADDRESS, TERMINAL_USER, text))
+                # Whoever types here runs the bot on their own machine: the operator.
+                message = IncomingMessage(TERMINAL_ADDRESS, TERMINAL_USER, text, operator=True)
+                await handle(message)
 
     def _start_reader(self) -> asyncio.Queue[str | None]:
         loop = asyncio.get_running_loop()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.config import RuntimeConfigStore
 from bot.ports.sessions import SessionStore
-from bot.ports.status import StatusProvider
+from bot.ports.status import OperatorStatusProvider, StatusProvider
 from bot.tools import ToolRegistry
 
 
@@ -39,14 +39,18 @@ class CoreCommands:
         return self.registry.help_text()
 
     async def status(self, call: CommandCall) -> str:
+        """Model, chat, switches, services. Where the bot runs (the LLM host, the config
+        file's path) is only for operators (`IncomingMessage.operator`)."""
+        operator = call.message.operator
         config = self.config.current()
         session = await self.sessions.load(call.message.address.session_key)
         tools = ", ".join(t.name for t in self.tools.enabled(config.tools)) or "none"
         since = session.created_at.strftime("%Y-%m-%d %H:%M UTC")
         turns, messages = session.turn_count, len(session.messages)
         size = f"{turns} turn{'' if turns == 1 else 's'} ({messages} messages)"
+        model = f"{config.llm.model} at {self.llm_endpoint}" if operator else config.llm.model
         lines = [
-            f"Model: {config.llm.model} at {self.llm_endpoint}",
+            f"Model: {model}",
             f"This chat: {size} since {since}",
             f"Tools: {tools}",
             f"Short-term memory: {_on_off(config.memory.enabled)}",
@@ -54,15 +58,28 @@ class CoreCommands:
             f"Streaming replies (Telegram): {_on_off(config.telegram.streaming)}",
         ]
         for provider in self.status_providers:
-            lines += await provider.status_lines(call.message.user_id)
-        if self.config.last_error:
-            lines.append(
-                f"⚠ Runtime config: the last edit of {self.config.path} was rejected "
-                f"({self.config.last_error}); the previous valid config is in force."
-            )
-        else:
-            lines.append(f"Runtime config: {self.config.path} (valid)")
+            if operator and isinstance(provider, OperatorStatusProvider):
+                lines += await provider.operator_status_lines(call.message.user_id)
+            else:
+                lines += await provider.status_lines(call.message.user_id)
+        lines.append(self._config_line(operator))
         return "\n".join(lines)
+
+    def _config_line(self, operator: bool) -> str:
+        if not self.config.last_error:
+            return (
+                f"Runtime config: {self.config.path} (valid)"
+                if operator
+                else "Runtime config: valid"
+            )
+        if not operator:
+            return (
+                "⚠ Runtime config: the last edit was rejected; the previous valid one is in force."
+            )
+        return (
+            f"⚠ Runtime config: the last edit of {self.config.path} was rejected "
+            f"({self.config.last_error}); the previous valid config is in force."
+        )
 
 
 def _on_off(flag: bool) -> str:

@@ -44,6 +44,10 @@ class TelegramConfig(Section):
     allowed_users: list[int] = Field(
         default_factory=list, description="Telegram user ids allowed in; empty answers nobody."
     )
+    admin_users: list[int] = Field(
+        default_factory=list,
+        description="Operators among the allowed users: /status shows them paths and hosts.",
+    )
     streaming: bool = True
     require_mention_in_groups: bool = Field(
         True, description="In groups, answer only messages that mention the bot or reply to it."

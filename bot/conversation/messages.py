@@ -88,6 +88,9 @@ class IncomingMessage:
     external_id: str | None = None
     """The channel's own id of this message, when it has one: a redelivered message (after a
     crash) is recognised by it and not answered twice."""
+    operator: bool = False
+    """The channel vouches that the sender runs this bot (the terminal's local user, Telegram's
+    `telegram.adminUsers`): `/status` shows them server details such as paths and hosts."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", clean_text(self.text))

@@ -103,8 +103,8 @@ class UserFiles:
 
     def _compact(self, path: Path, items: list[MemoryItem], damaged: list[str]) -> None:
         if damaged:
-            with open(path.with_name(path.name + ".damaged"), "a", encoding="utf-8") as aside:
-                aside.write("\n".join(damaged) + "\n")
+            aside = "\n".join(damaged) + "\n"  # 0600 like every file the bot writes
+            append_line_safely(path.with_name(path.name + ".damaged"), aside.encode("utf-8"))
         self.rewrite(path, items)
 
     def append(self, items: list[MemoryItem]) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bot.ports.embeddings import Vectors
-from bot.storage.atomic import fsync_dir, write_atomic
+from bot.storage.atomic import fsync_dir, open_private, write_atomic
 
 ID_BYTES = 16
 
@@ -154,9 +154,8 @@ class VectorFile:
         records = self._records(item_ids, vectors)
         if not len(records):
             return
-        self.directory.mkdir(parents=True, exist_ok=True)
         new = not self.path.exists()
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = open_private(self.path, os.O_RDWR)
         try:
             size = os.fstat(fd).st_size
             whole = size - size % self._record.itemsize

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 class StatusProvider(Protocol):
     async def status_lines(self, user_id: str) -> list[str]:
-        """Short human-readable lines; must not block for long or reveal secrets."""
+        """Short human-readable lines for any user; must not block for long, reveal secrets,
+        or name the server's paths and hosts (those go in `operator_status_lines`)."""
+        ...
+
+
+@runtime_checkable
+class OperatorStatusProvider(Protocol):
+    """A `StatusProvider` with more to tell the people who run the bot."""
+
+    async def operator_status_lines(self, user_id: str) -> list[str]:
+        """`status_lines` with server details (addresses, paths); shown only to operators."""
         ...

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from bot.rag.documents import tag
-from bot.storage.atomic import append_line_safely
+from bot.storage.atomic import append_line_safely, make_private_dir
 
 log = logging.getLogger("bot.rag")
 
@@ -33,7 +33,7 @@ class IndexLedger:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
+        make_private_dir(directory)
         self._owner_tags = {path.stem for path in directory.glob("*.jsonl")}
 
     def path_for(self, owner: str) -> Path:

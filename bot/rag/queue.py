@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from bot.rag.documents import RagDocument
-from bot.storage.atomic import write_atomic
+from bot.storage.atomic import make_private_dir, write_atomic
 
 log = logging.getLogger("bot.rag")
 
@@ -35,7 +35,7 @@ class IndexQueue:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.failed_dir = directory.parent / "failed"
-        directory.mkdir(parents=True, exist_ok=True)
+        make_private_dir(directory)
         self._depth = len(self._names())
 
     @property
@@ -95,12 +95,12 @@ class IndexQueue:
         return sum(1 for name in os.listdir(self.failed_dir) if name.endswith(".json"))
 
     def _set_aside(self, path: Path, reason: str) -> None:
-        self.failed_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.failed_dir)
         try:
             os.replace(path, self.failed_dir / path.name)
         except FileNotFoundError:
             return
-        (self.failed_dir / f"{path.name}.reason.txt").write_text(reason + "\n", encoding="utf-8")
+        write_atomic(self.failed_dir / f"{path.name}.reason.txt", (reason + "\n").encode("utf-8"))
         self._depth = max(0, self._depth - 1)
         log.error("[RagIndexing] Set aside %s: %s", path.name, reason)
 

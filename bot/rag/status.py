@@ -21,7 +21,8 @@ def shared_memory_warning(config: RuntimeConfig) -> str | None:
 
 
 class RagStatus:
-    """`StatusProvider`: server health (or circuit state), queue depth, the user's documents."""
+    """`OperatorStatusProvider`: server health (or circuit state), queue depth, the user's
+    documents. Only operators see where the server is and what exactly is wrong with it."""
 
     def __init__(
         self,
@@ -36,12 +37,19 @@ class RagStatus:
         self._documents = documents
 
     async def status_lines(self, user_id: str) -> list[str]:
+        return await self._lines(user_id, operator=False)
+
+    async def operator_status_lines(self, user_id: str) -> list[str]:
+        return await self._lines(user_id, operator=True)
+
+    async def _lines(self, user_id: str, operator: bool) -> list[str]:
         config = self._config.current()
         lines = []
         if config.rag.enabled:
             health = await self._rag.health()
             style = f"{config.rag.retrieval_style} style, {config.rag.query_mode} mode"
-            lines.append(f"LightRAG: {health.detail} ({style})")
+            state = "healthy" if health.healthy else "not available"
+            lines.append(f"LightRAG: {health.detail if operator else state} ({style})")
             count = await self._documents.count_for(user_id)
             lines.append(f"Your long-term documents: {count}")
         if config.rag.enabled or self._queue.depth:

@@ -1,10 +1,58 @@
-"""Crash-safe file writes: a reader sees the old file or the new one, never half of one."""
+"""Crash-safe, private file writes: a reader sees the old file or the new one, never half of
+one; and only the bot's own user can read what it writes.
+
+Files are made 0600 and folders 0700 here, whatever the umask (the process also sets 077 at
+start, as a second line). A file that is a symbolic link is never written through: an append
+refuses it (`UnsafePath`, with a log line), an atomic write replaces the link itself.
+"""
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+class UnsafePath(OSError):
+    """A path the bot will not write to (a symbolic link)."""
+
+
+def make_private_dir(directory: Path) -> None:
+    """Create `directory`, and each missing parent, readable by this user only (0700).
+    Folders that exist already are left as they are."""
+    missing: list[Path] = []
+    while not directory.is_dir():
+        missing.append(directory)
+        directory = directory.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, PRIVATE_DIR)
+        except FileExistsError:
+            continue  # made meanwhile by another thread; mkdir says so if it is a file
+
+
+def open_private(path: Path, flags: int) -> int:
+    """`os.open` for writing `path`: created 0600, never through a symbolic link, and made
+    0600 if an older version left it readable by others."""
+    make_private_dir(path.parent)
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW, PRIVATE_FILE)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        log.error("[Storage] refused to write %s: it is a symbolic link", path)
+        raise UnsafePath(f"refused to write {path}: it is a symbolic link") from None
+    if stat.S_IMODE(os.fstat(fd).st_mode) & 0o077:
+        os.fchmod(fd, PRIVATE_FILE)
+    return fd
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -12,9 +60,10 @@ def write_atomic(path: Path, data: bytes) -> None:
 
     The folder is fsynced too when `path` is new, so the file survives a power cut. Replacing
     an existing file skips that second fsync: after a power cut the folder then shows the new
-    version or the previous one, both whole.
+    version or the previous one, both whole. The temp file is 0600 (mkstemp), and the rename
+    replaces a symbolic link at `path` rather than writing where it points.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(path.parent)
     existed = path.exists()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -46,9 +95,8 @@ def append_line_safely(path: Path, data: bytes, *, durable: bool = True) -> None
     cut the last line short; the next append then starts on a fresh line, so the damage stays
     in that one line, which readers skip.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.exists()
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_private(path, os.O_RDWR | os.O_APPEND)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":

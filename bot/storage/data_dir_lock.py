@@ -14,10 +14,16 @@ import fcntl
 import os
 from pathlib import Path
 
+from bot.storage.atomic import UnsafePath, open_private
+
 LOCK_NAME = "bot.lock"
 
 
-class DataDirInUse(Exception):
+class DataDirRefused(Exception):
+    """The bot cannot use the data dir; the message says why and what to do."""
+
+
+class DataDirInUse(DataDirRefused):
     """Another running bot holds the data dir; the message says which and what to do."""
 
 
@@ -28,9 +34,15 @@ class DataDirLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        """Take the lock, or raise `DataDirInUse` at once (no waiting)."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        """Take the lock, or raise `DataDirInUse` at once (no waiting); `DataDirRefused` when
+        the lock file is a symbolic link. Makes the data dir (0700) when it is missing."""
+        try:
+            fd = open_private(self.path, os.O_RDWR)
+        except UnsafePath:
+            raise DataDirRefused(
+                f"{self.path} is a symbolic link, and the bot writes through none in its data "
+                "dir. Remove it (it is only a lock file) and start again."
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

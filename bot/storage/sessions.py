@@ -13,7 +13,7 @@ from urllib.parse import quote
 from pydantic import ValidationError
 
 from bot.conversation import Session, utc_now
-from bot.storage.atomic import write_atomic
+from bot.storage.atomic import make_private_dir, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ class JsonSessionStore:
         self.archive_dir = directory / "archive"
         self._cache: OrderedDict[str, Session] = OrderedDict()
         self._cache_size = cache_size
-        directory.mkdir(parents=True, exist_ok=True)
+        make_private_dir(directory)
 
     def path_for(self, key: str) -> Path:
         return self.directory / f"{quote(key, safe='-_.')}.json"
@@ -60,7 +60,7 @@ class JsonSessionStore:
 
     def _archive_file(self, path: Path) -> None:
         if path.exists():
-            self.archive_dir.mkdir(parents=True, exist_ok=True)
+            make_private_dir(self.archive_dir)
             os.replace(path, self.archive_dir / f"{path.stem}.{_stamp(utc_now())}.json")
 
     def _read(self, key: str) -> Session:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -20,6 +21,11 @@ from bot.conversation import ToolCall
 from bot.ports.llm import ToolSpec
 
 log = logging.getLogger(__name__)
+
+# An absolute path in an exception message: quoted (OSError quotes its file name), or bare with
+# at least two parts, so that "km/h", "1/2", URLs and commands such as /forget stay as they are.
+_QUOTED_PATH = re.compile(r"""(['"])/[^'"\n]*/([^/'"\n]*)\1""")
+_BARE_PATH = re.compile(r"(?<![\w.~:/\\-])(?:/[^\s'\"`:;,()<>\[\]{}/]+){2,}")
 
 
 @dataclass(frozen=True)
@@ -90,8 +96,15 @@ class ToolRegistry:
             return f"Error: {call.name} timed out after {timeout_seconds:g} seconds."
         except Exception as exc:
             log.warning("[Tools] %s failed: %s", call.name, exc, exc_info=True)
-            return f"Error: {call.name} failed: {exc}"
+            return f"Error: {call.name} failed: {without_paths(str(exc))}"
         return truncate(result, max_chars)
+
+
+def without_paths(text: str) -> str:
+    """`text` with every absolute path cut to `…/<file name>`: the model and the user see what
+    went wrong, not how the server's disk is laid out (the log keeps the whole path)."""
+    text = _QUOTED_PATH.sub(lambda m: f"{m[1]}…/{m[2]}{m[1]}", text)
+    return _BARE_PATH.sub(lambda m: "…/" + m[0].rsplit("/", 1)[-1], text)
 
 
 def truncate(text: str, max_chars: int) -> str:

@@ -24,6 +24,7 @@ async def app(settings, fake_llm):
     await built.aclose()
 
 
-def say(address, text):
-    """A message from the user who owns `address` (user id `user-<chat id>`)."""
-    return IncomingMessage(address, f"user-{address.chat_id}", text)
+def say(address, text, operator=False):
+    """A message from the user who owns `address` (user id `user-<chat id>`); `operator`: the
+    channel vouches that this user runs the bot."""
+    return IncomingMessage(address, f"user-{address.chat_id}", text, operator=operator)

@@ -70,7 +70,7 @@ async def test_llm_outage_gives_a_clear_reply_and_keeps_the_session_clean(app, s
 async def test_status_and_help_and_unknown_commands(app, fake_llm):
     channel = RecordingChannel()
     await app.handle(say(ALICE, "hello"), channel)
-    await app.handle(say(ALICE, "/status"), channel)
+    await app.handle(say(ALICE, "/status", operator=True), channel)
     status = channel.texts()[-1]
     assert "Model: gpt-4o-mini at 127.0.0.1" in status
     assert "1 turn (2 messages)" in status
@@ -83,9 +83,25 @@ async def test_status_and_help_and_unknown_commands(app, fake_llm):
     assert len(fake_llm.requests) == 1, "commands never reach the LLM"
 
 
+async def test_status_shows_server_details_to_operators_only(app, settings):
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "/status", operator=True), channel)
+    operator = channel.texts()[-1]
+    assert "Model: gpt-4o-mini at 127.0.0.1:" in operator
+    assert f"Runtime config: {settings.runtime_config_path} (valid)" in operator
+    await app.handle(say(BOB, "/status"), channel)
+    user = channel.texts()[-1]
+    assert "Model: gpt-4o-mini\n" in user and "Runtime config: valid" in user
+    for detail in ("127.0.0.1", "runtime-config.json", str(settings.data_dir.parent)):
+        assert detail not in user
+
+
 async def test_status_reports_a_rejected_config_edit(app, settings):
     settings.runtime_config_path.write_text('{"llm": {"temperature": 9}}')
     channel = RecordingChannel()
-    await app.handle(say(ALICE, "/status"), channel)
+    await app.handle(say(ALICE, "/status", operator=True), channel)
     assert "⚠ Runtime config" in channel.texts()[-1]
     assert "llm.temperature" in channel.texts()[-1]
+    await app.handle(say(BOB, "/status"), channel)
+    assert "⚠ Runtime config: the last edit was rejected" in channel.texts()[-1]
+    assert "runtime-config.json" not in channel.texts()[-1]

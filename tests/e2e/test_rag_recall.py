@@ -59,8 +59,8 @@ async def app(settings, bot_llm, lightrag):
     await built.aclose()
 
 
-def say(user: str, text: str) -> IncomingMessage:
-    return IncomingMessage(ChatAddress("test", f"chat-{user}"), user, text)
+def say(user: str, text: str, operator: bool = False) -> IncomingMessage:
+    return IncomingMessage(ChatAddress("test", f"chat-{user}"), user, text, operator=operator)
 
 
 async def wait_indexed(app: BotApp, server: LightRagServer, count: int) -> None:
@@ -143,17 +143,22 @@ async def test_status_shows_health_queue_and_documents(app, lightrag):
         say("801", "Please remember that the staging database is on port 5544."), channel
     )
     await wait_indexed(app, lightrag, 1)
-    await app.handle(say("801", "/status"), channel)
+    await app.handle(say("801", "/status", operator=True), channel)
     status = channel.texts()[-1]
     assert f"LightRAG: healthy at {lightrag.url} (context style, hybrid mode)" in status
     assert "Your long-term documents: 1" in status
     assert "Index queue: 0 waiting" in status
     assert RAG_KEY not in status
+    await app.handle(say("801", "/status"), channel)
+    assert "LightRAG: healthy (context style, hybrid mode)" in channel.texts()[-1]
+    assert lightrag.url not in channel.texts()[-1], "the server's address is for operators"
 
     lightrag.kill()
     await app.handle(say("801", "Which port is the staging database on again?"), channel)
-    await app.handle(say("801", "/status"), channel)
+    await app.handle(say("801", "/status", operator=True), channel)
     assert "circuit open" in channel.texts()[-1] or "unreachable" in channel.texts()[-1]
+    await app.handle(say("801", "/status"), channel)
+    assert "LightRAG: not available (context style" in channel.texts()[-1]
 
 
 async def test_forget_all_deletes_long_term_documents_after_confirmation(app, bot_llm, lightrag):

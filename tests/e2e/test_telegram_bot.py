@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 
 from bot.adapters.telegram import TelegramOptions, WebhookOptions
+from bot.adapters.telegram.handlers import GAVE_UP_TEXT
 from bot.app import BotApp
 from bot.storage.sessions import JsonSessionStore
 from tests.conftest import edit_runtime_config
@@ -335,6 +336,20 @@ async def test_allowlist_edits_apply_to_the_next_message(start_bot, telegram, fa
     assert len(fake_llm.requests) == 1
 
 
+async def test_status_shows_the_config_path_and_llm_host_to_admin_users_only(
+    start_bot, telegram, fake_llm, settings
+):
+    await start_bot()
+    edit_runtime_config(settings.runtime_config_path, telegram={"adminUsers": [ALICE.id]})
+    telegram.send_text(ALICE, "/status")
+    telegram.send_text(BOB, "/status")
+    admin = (await replies(telegram, ALICE.id))[0].text
+    user = (await replies(telegram, BOB.id))[0].text
+    assert "at 127.0.0.1:" in admin and str(settings.runtime_config_path) in admin
+    assert "Model: gpt-4o-mini\n" in user and "Runtime config: valid" in user
+    assert "127.0.0.1" not in user and "runtime-config.json" not in user
+
+
 async def test_rejected_formatting_is_resent_as_plain_text(start_bot, telegram, fake_llm, caplog):
     telegram.reject_entities(lambda entities: any(e["type"] == "bold" for e in entities))
     await start_bot()
@@ -524,3 +539,24 @@ async def test_messages_cut_short_by_a_stop_are_answered_after_the_restart(
     assert texts[2:] == ["echo: second", "echo: third"], "replayed once each, in order"
     saved = await saved_contents(telegram, settings, f"telegram:{ALICE.id}", 6)
     assert saved == ["first", "first answer", "second", "echo: second", "third", "echo: third"]
+
+
+async def test_a_message_cut_short_twice_gets_an_apology_instead_of_a_third_try(
+    start_bot, telegram, fake_llm
+):
+    fake_llm.responder = lambda body: Reply(text="never finished", delay=10.0)
+    for run in (1, 2):
+        bot = await start_bot(shutdown_grace_seconds=0.1)
+        if run == 1:
+            telegram.send_text(ALICE, "a message that never gets through")
+        await telegram.wait_for(lambda n=run: len(fake_llm.requests) == n)  # its turn started
+        await bot.stop()  # cut short: not marked done, so the next start replays it
+
+    fake_llm.responder = echo_responder
+    await start_bot()
+    await replies(telegram, ALICE.id, 3)
+    assert telegram.texts(ALICE.id)[2] == GAVE_UP_TEXT
+    assert len(fake_llm.requests) == 2, "no third try"
+    telegram.send_text(ALICE, "hello again")
+    await replies(telegram, ALICE.id, 4)
+    assert telegram.texts(ALICE.id)[3] == "echo: hello again"

@@ -17,6 +17,7 @@ from tests.fakes.telegram_server import FakeTelegramServer, User
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 ALICE = User(1001, "Alice", "alice")
+BOB = User(1002, "Bob", "bob")
 
 
 def bot_env(telegram: FakeTelegramServer, llm: FakeOpenAiServer, token: str) -> dict[str, str]:
@@ -80,6 +81,43 @@ def test_answers_then_stops_cleanly_on_sigterm_mid_turn(workdir):
         "a slow question",
         "answered before stopping",
     ]
+
+
+def test_a_runaway_calculation_in_one_chat_never_stalls_another(workdir):
+    """`round(1, -10**9)` would compute for hours inside one C call: no chat may wait on it."""
+    huge = json.dumps({"expression": "round(1, -10**9)"})
+
+    def responder(body):
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Reply(text=f"calculator said: {last['content']}")
+        if last["content"] == "huge":
+            return Reply(tool_calls=[("calculator", huge)])
+        return Reply(text=f"echo: {last['content']}")
+
+    edit_runtime_config(
+        workdir / "preferences" / "runtime-config.json",
+        telegram={"allowedUsers": [ALICE.id, BOB.id]},
+    )
+    with FakeTelegramServer() as telegram, FakeOpenAiServer(responder=responder) as llm:
+        proc = subprocess.Popen(
+            bot_argv(workdir),
+            env=bot_env(telegram, llm, telegram.token),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=REPO,
+        )
+        try:
+            telegram.send_text(ALICE, "huge")
+            telegram.wait_for_sync(lambda: len(llm.requests) == 1, 30)  # the tool call goes out
+            telegram.send_text(BOB, "are you there?")
+            telegram.wait_for_sync(lambda: telegram.texts(BOB.id) == ["echo: are you there?"], 15)
+            telegram.wait_for_sync(lambda: len(telegram.texts(ALICE.id)) == 1, 15)
+        finally:
+            proc.kill()
+            proc.wait(30)
+    (answer,) = telegram.texts(ALICE.id)
+    assert answer.startswith("calculator said: Error: calculator failed: round's digits")
 
 
 def test_help_and_docs_name_every_telegram_setting():

@@ -48,7 +48,7 @@ def test_terminal_chat_turns_tools_and_new(workdir):
         )
         result = run_bot(
             workdir,
-            "hi there\nwhat is 6*7?\n/new\nwho are you?\n/quit\n",
+            "hi there\nwhat is 6*7?\n/new\nwho are you?\n/status\n/quit\n",
             {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "sk-e2e-secret-999"},
         )
     assert result.returncode == 0, result.stderr
@@ -57,6 +57,9 @@ def test_terminal_chat_turns_tools_and_new(workdir):
     assert "bot> 6 times 7 is 42." in out
     assert "bot> Started a fresh conversation." in out
     assert "bot> echo: who are you?" in out
+    config = workdir / "preferences" / "runtime-config.json"
+    assert f"Runtime config: {config} (valid)" in out, "the local user is the operator"
+    assert "at 127.0.0.1:" in out
     assert len(llm.requests) == 4
     assert llm.requests[2]["messages"][-1]["content"] == "6*7 = 42"
     assert [m["role"] for m in llm.requests[3]["messages"]] == ["system", "user"]

@@ -6,8 +6,10 @@ the addresses, folders and keys changed, so the example's own settings meet the 
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -109,3 +111,22 @@ def test_without_the_server_installed_it_says_what_to_run(tmp_path):
     )
     assert done.returncode == 2
     assert "make lightrag-setup" in done.stderr
+
+
+def test_the_env_file_made_from_the_example_is_readable_by_its_owner_only(tmp_path):
+    folder = lightrag_folder(tmp_path, installed=False)
+    server = folder / ".venv" / "bin" / "lightrag-server"
+    server.parent.mkdir(parents=True)
+    server.write_text("#!/bin/sh\nexit 3\n")  # a server that stops at once: enough here
+    server.chmod(0o755)
+    previous = os.umask(0o022)  # an ordinary umask: the mode must come from serve.py
+    try:
+        done = subprocess.run(
+            [sys.executable, str(folder / "serve.py")], capture_output=True, text=True, timeout=60
+        )
+    finally:
+        os.umask(previous)
+    assert "Created" in done.stdout, done.stdout + done.stderr
+    env_file = folder / ".env"
+    assert env_file.read_text() == (folder / ".env.example").read_text()
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600, "it will hold API keys"

@@ -83,6 +83,9 @@ class BotProcess:
             for k, v in os.environ.items()
             if not k.startswith(("OPENAI_", "TELEGRAM_", "RAG_", "BOT_", "LOG_LEVEL"))
         }
+        # The bot runs in its work folder, so `bot` would come from wherever it is installed;
+        # the code under test is the one next to these tests (a git worktree, a checkout).
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bot"],

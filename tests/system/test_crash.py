@@ -5,6 +5,8 @@ import random
 
 import pytest
 
+from bot.adapters.telegram.handlers import GAVE_UP_TEXT
+from tests.fakes.openai_server import Reply
 from tests.system.harness import SystemStack, echo
 
 pytestmark = pytest.mark.system
@@ -98,4 +100,29 @@ def test_kill_9_in_webhook_mode_loses_no_message_telegram_handed_over(make_stack
     asked, acknowledged = load_then_kill(stack, users, 8, seed=11)
     restart_and_check_every_message(stack, asked, acknowledged)
     assert stack.telegram.calls("getUpdates") == [], "webhook mode throughout"
+    assert damaged_files(stack.data) == []
+
+
+def test_a_message_whose_turn_dies_twice_gets_an_apology_not_a_third_try(
+    make_stack, shared_lightrag
+):
+    """A message that takes the bot down with it (here: `kill -9` mid-turn, twice) must not
+    take it down at every start: the third start answers it with an apology and goes on."""
+    user = FIRST_USER + 200
+    stack: SystemStack = make_stack(shared_lightrag, allowed=[user], rag={"enabled": False})
+    llm = stack.llm_server
+    for run in (1, 2):
+        llm.script(Reply(text="never sent", delay=60))
+        if run == 1:
+            stack.say(user, "The message the bot dies on.")
+        else:
+            stack.bot.start(stack.telegram)  # replays it from the inbox
+        stack.telegram.wait_for_sync(lambda n=run: len(llm.requests) == n, within=60)
+        stack.bot.kill()  # mid-turn, as a crash would
+
+    stack.bot.start(stack.telegram)
+    assert stack.wait_replies(user, 1) == [GAVE_UP_TEXT]
+    assert stack.converse(user, "Are you still there?") == echo("Are you still there?")
+    assert len(llm.requests) == 3, "the message itself was not tried a third time"
+    assert "was cut short 2 times" in stack.bot.log()
     assert damaged_files(stack.data) == []

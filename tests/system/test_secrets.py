@@ -1,4 +1,8 @@
-"""No key reaches a log, a reply (`/status` included) or a file under the data dir."""
+"""No key reaches a log, a reply (`/status` included) or a file under the data dir, and no
+other local user can read the data dir."""
+
+import os
+import stat
 
 import pytest
 
@@ -34,3 +38,6 @@ def test_no_secret_shows_in_logs_replies_or_data_files(make_stack, shared_lightr
         assert secret not in replies, "a reply shows a secret"
         for name, text in files.items():
             assert secret not in text, f"{name} holds a secret"
+    for path in [stack.data, *stack.data.rglob("*")]:
+        wanted = 0o700 if path.is_dir() else 0o600
+        assert stat.S_IMODE(os.lstat(path).st_mode) == wanted, f"{path} is readable by others"

@@ -2,6 +2,8 @@
 embeddings are down, the model changes, or an item is forgotten."""
 
 import logging
+import os
+import stat
 from datetime import UTC, datetime
 
 import numpy as np
@@ -195,3 +197,16 @@ def test_vector_index_finds_the_nearest_and_forgets():
 
 def test_embeddings_config_defaults_to_the_bundled_model():
     assert EmbeddingsConfig().provider == "embedded"
+
+
+def test_vector_files_are_for_the_bots_user_only(tmp_path):
+    previous = os.umask(0o022)
+    try:
+        VectorFile.of(tmp_path / "u-x", "fake:x", 2).append(
+            ["a"], np.array([[1, 0]], dtype=np.float32)
+        )
+    finally:
+        os.umask(previous)
+    folder = tmp_path / "u-x" / "vectors"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert [stat.S_IMODE(path.stat().st_mode) for path in folder.iterdir()] == [0o600]

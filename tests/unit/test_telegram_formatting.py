@@ -12,6 +12,7 @@ from bot.adapters.telegram.formatting import (
     without_formatting,
 )
 from bot.adapters.telegram.splitting import TELEGRAM_TEXT_LIMIT, MessagePart, split_message
+from bot.commands.memory import FORGET_USAGE
 from tests.fakes.telegram_server import entity_problem, utf16_len
 
 
@@ -177,3 +178,24 @@ def test_code_block_that_fits_one_message_starts_a_new_one_rather_than_split():
     assert parts[0].entities == ()
     (pre,) = parts[1].entities
     assert pre.type == "pre" and entity_text(parts[1], pre).strip() == code
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        FORGET_USAGE,
+        "/forget <id> deletes one item, /forget all deletes everything.",
+        "Use List<String> here, and <b>this</b> is shown as written.",
+        "<div>\nan HTML block\n</div>",
+        "a comment <!-- kept --> too",
+    ],
+)
+def test_angle_brackets_are_shown_as_written_never_dropped_as_html(markdown):
+    shown = "".join(part.text for part in render_markdown(markdown))
+    assert visible(shown) == visible(markdown)
+
+
+def test_angle_brackets_in_code_stay_code_and_links_stay_links():
+    (part,) = render_markdown("Send `/forget <id>`, see <https://example.org>, 1 < 2 > 0.")
+    assert part.text == "Send /forget <id>, see https://example.org, 1 < 2 > 0."
+    assert {e.type for e in part.entities} == {"code", "text_link"}

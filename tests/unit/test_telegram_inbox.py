@@ -93,3 +93,38 @@ def test_half_an_emoji_is_kept_and_read_back(tmp_path):
     inbox.received([update(9, text="half \ud83d emoji")])
     assert path.read_bytes().isascii()
     assert UpdateInbox(path, allowed).pending()[0]["message"]["text"] == "half \ud83d emoji"
+
+
+def test_each_start_of_a_turn_is_counted_on_disk_before_it_runs(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(30), update(31)])
+    assert inbox.started(30) == 1
+    # kill -9 during the turn: nothing closed, nothing marked done; each start compacts
+    assert UpdateInbox(path, allowed).started(30) == 2
+    reopened = UpdateInbox(path, allowed)
+    assert reopened.started(30) == 3, "counted across restarts and compactions"
+    assert reopened.started(31) == 1, "counted per update"
+    assert [u["update_id"] for u in reopened.pending()] == [30, 31]
+
+
+def test_a_handled_update_leaves_no_count_behind(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(40)])
+    inbox.started(40)
+    inbox.done(40)
+    assert inbox.started(40) == 0, "not in the inbox: nothing to count"
+    assert inbox.started(999) == 0
+    assert UpdateInbox(path, allowed).pending() == []
+
+
+def test_a_start_the_disk_refuses_is_logged_and_the_turn_still_runs(tmp_path, caplog):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(50)])
+    path.rename(tmp_path / "moved.jsonl")
+    path.symlink_to(tmp_path / "moved.jsonl")  # the bot writes through no symlink
+    assert inbox.started(50) == 1
+    assert inbox.started(50) == 2, "still counted in memory"
+    assert "could not count a start of update 50" in caplog.text

@@ -1,6 +1,7 @@
 import asyncio
 import json
 
+import pytest
 from pydantic import BaseModel
 
 from bot.config import RuntimeConfig
@@ -40,6 +41,22 @@ class BoomTool:
 
     async def run(self, args, context):
         raise RuntimeError("kaboom")
+
+
+class FileTool:
+    """Fails the way a tool keeping data on disk does: an OSError naming the server's path."""
+
+    name = "files"
+    description = "reads a data file"
+    arguments = SlowArgs
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    async def run(self, args, context):
+        if args.seconds:
+            return (self.folder / "memory" / "u-1" / "semantic.jsonl").read_text()
+        raise RuntimeError(f"cannot write {self.folder}/my data/notes.jsonl: disk full")
 
 
 class LongTool:
@@ -109,6 +126,18 @@ async def test_a_tool_exception_becomes_an_error_result():
     ctx = make_ctx()
     await loop_with(llm, BoomTool()).process(ctx)
     assert tool_results(ctx) == ["Error: boom failed: kaboom"]
+
+
+@pytest.mark.parametrize(("seconds", "named"), [(1, "semantic.jsonl"), (0, "notes.jsonl")])
+async def test_a_tool_error_shows_no_path_of_the_server(tmp_path, caplog, seconds, named):
+    llm = ScriptedLlm(calls(("files", f'{{"seconds": {seconds}}}')), text("done"))
+    ctx = make_ctx()
+    await loop_with(llm, FileTool(tmp_path)).process(ctx)
+    (result,) = tool_results(ctx)
+    assert result.startswith("Error: files failed:") and named in result
+    assert str(tmp_path) not in result and "/tmp" not in result
+    assert "tmp" not in llm.requests[1].messages[-1].content
+    assert str(tmp_path) in caplog.text, "the operator's log keeps the whole path"
 
 
 async def test_a_tool_timeout_becomes_an_error_result():

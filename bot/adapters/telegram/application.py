@@ -109,6 +109,8 @@ class TelegramBot:
         _keep_message_contents_out_of_logs()
         self.application.add_handler(TypeHandler(Update, self.handler))
         self.application.add_error_handler(_log_update_error)
+        if inbox is not None:
+            self.handler.count_start = inbox.started
         StartCommand(config).register(commands)
 
     async def start(self) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 
+import pyromark
 from telegramify_markdown import RenderConfig, convert, utf16_len
+from telegramify_markdown.converter import STANDARD_OPTIONS
 
 from bot.adapters.telegram.splitting import (
     TELEGRAM_TEXT_LIMIT,
@@ -24,16 +26,52 @@ log = logging.getLogger(__name__)
 EMPTY_REPLY = "(empty reply)"
 # An isolated render config: the library's global one is shared mutable state.
 _RENDER_CONFIG = RenderConfig.isolated()
+_HTML_PASSES = 50
+"""Each pass escapes at least one `<`; an answer with more raw HTML than this keeps the rest."""
 
 
 def render_markdown(markdown: str, limit: int = TELEGRAM_TEXT_LIMIT) -> list[MessagePart]:
     """Formatted parts of `markdown`, at least one, each within `limit` UTF-16 units."""
     try:
-        text, entities = convert(markdown, config=_RENDER_CONFIG)
+        text, entities = convert(html_as_text(markdown), config=_RENDER_CONFIG)
     except Exception as exc:  # a renderer bug must cost formatting, never the reply
         log.warning("[Telegram] Markdown rendering failed, sending plain text: %s", exc)
         return plain_parts(markdown, limit)
     return split_message(text, entities, limit) or plain_parts(markdown, limit)
+
+
+def html_as_text(markdown: str) -> str:
+    """`markdown` with every raw HTML tag escaped, so it is shown as written.
+
+    CommonMark reads `<id>` in "/forget <id>" as an HTML tag, and the renderer drops HTML:
+    the user would read "/forget  deletes". No HTML is ever sent to Telegram, so a `<` that
+    starts a tag is escaped (`\\<`) instead; code, autolinks and a lone `<` are left alone.
+    Escaping a block's first tag can turn the rest into inline tags, hence the passes.
+    """
+    if "<" not in markdown:
+        return markdown
+    for _ in range(_HTML_PASSES):
+        source = markdown.encode("utf-8")
+        starts = sorted(
+            {
+                source.find(b"<", where["start"], where["end"])
+                for event, where in pyromark.events_with_range(markdown, options=STANDARD_OPTIONS)
+                if _is_html(event)
+            }
+            - {-1}
+        )
+        if not starts:
+            break
+        for offset in reversed(starts):
+            source = source[:offset] + b"\\" + source[offset:]
+        markdown = source.decode("utf-8")
+    return markdown
+
+
+def _is_html(event: object) -> bool:
+    if isinstance(event, dict):
+        return "InlineHtml" in event or event.get("Start") == "HtmlBlock"
+    return False
 
 
 def plain_parts(text: str, limit: int = TELEGRAM_TEXT_LIMIT) -> list[MessagePart]:

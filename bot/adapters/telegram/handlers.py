@@ -28,6 +28,9 @@ ATTACHMENT_ONLY = (
     "a caption on a photo or a file is read as text too."
 )
 ATTACHMENT_NOTE = "\n\n(Attached: a {kind}, which the bot cannot open.)"
+GAVE_UP_TEXT = "Sorry, I could not process this message (it failed twice)."
+MAX_TURN_STARTS = 2
+"""A message whose turn was cut short (crash, kill, shutdown) this often is not tried again."""
 EMPTY_MENTION = "Yes? Write your question in the same message as the mention."
 
 
@@ -66,6 +69,8 @@ class TelegramUpdateHandler:
         self._config = config
         self.me: BotIdentity | None = None
         """Set once getMe has answered, before the first update arrives."""
+        self.count_start: Callable[[int], int] | None = None
+        """The inbox's `started`: counts a turn's start on disk and says how many it has had."""
 
     async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert self.me is not None, "the bot identity is set at start-up"
@@ -77,15 +82,31 @@ class TelegramUpdateHandler:
         if admission.verdict is not Verdict.ALLOW:
             await self._turn_away(inbound, admission)
             return
+        if self._failed_before(update.update_id):
+            await self._reply(inbound, GAVE_UP_TEXT)
+            return  # handled: the inbox marks it done
         if inbound.attachment and not inbound.text:
             await self._reply(inbound, ATTACHMENT_ONLY.format(kind=_spoken(inbound.attachment)))
             return
         if not inbound.text:
             await self._reply(inbound, EMPTY_MENTION)
             return
-        await self._run_turn(inbound)
+        await self._run_turn(inbound, operator=inbound.user_id in config.telegram.admin_users)
 
-    async def _run_turn(self, inbound: Inbound) -> None:
+    def _failed_before(self, update_id: int) -> bool:
+        """Count this start; True when the update's turn was cut short too often already."""
+        starts = self.count_start(update_id) if self.count_start is not None else 0
+        if starts <= MAX_TURN_STARTS:
+            return False
+        log.warning(
+            "[Telegram] update %d was cut short %d times (crash, kill or shutdown mid-turn); "
+            "answered with an apology instead of trying again",
+            update_id,
+            starts - 1,
+        )
+        return True
+
+    async def _run_turn(self, inbound: Inbound, operator: bool) -> None:
         text = inbound.text
         if inbound.attachment:
             text += ATTACHMENT_NOTE.format(kind=_spoken(inbound.attachment))
@@ -96,6 +117,7 @@ class TelegramUpdateHandler:
             received_at=inbound.sent_at,
             user_name=inbound.user_name,
             external_id=f"telegram:{inbound.address.chat_id}:{inbound.message_id}",
+            operator=operator,
         )
         reply_to_in_this_turn(inbound.address, inbound.message_id if inbound.in_group else None)
         if parse_command(message) is None:

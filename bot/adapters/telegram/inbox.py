@@ -7,6 +7,11 @@ update has been handled, a `done` line follows. After a crash or a cancelled shu
 has no `done` line is handled again at the next start, in the order Telegram sent it. A turn
 that did finish before the crash is recognised by its message id and not answered twice.
 
+Each start of an update's turn is counted with a `start` line, written before the turn runs
+(not fsynced: a `kill -9` keeps what was written, and the turn is what might kill the bot). So
+a message whose turn crashed or was cut short twice is recognised at its third start, and is
+answered with an apology instead of freezing or killing the bot once more.
+
 Lines are ASCII JSON: a message may carry half an emoji (a lone UTF-16 surrogate), which has
 no UTF-8 form but does have a JSON escape.
 
@@ -26,7 +31,7 @@ from typing import Any
 
 from telegram import Bot, Update
 
-from bot.storage.atomic import append_line_safely, write_atomic
+from bot.storage.atomic import append_line_safely, make_private_dir, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +47,12 @@ class UpdateInbox:
         self.path = path
         self._keep = keep
         self._pending: dict[int, dict[str, Any]] = {}
+        self._starts: dict[int, int] = {}  # pending update id -> turns started
         self._recently_done: dict[int, None] = {}  # insertion-ordered, trimmed to RECENTLY_DONE
         self._done_since_compaction = 0
         self.last_update_id = 0
         """The highest update id ever fetched: polling resumes after it."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(path.parent)
         self._load()
         self._compact()
 
@@ -79,11 +85,24 @@ class UpdateInbox:
             self._append("\n".join(lines) + "\n", durable=True)
         return fresh
 
+    def started(self, update_id: int) -> int:
+        """Count a start of the update's turn, on disk before the turn runs; returns how many
+        starts it has had, this one included (0 for an update the inbox does not hold)."""
+        if update_id not in self._pending:
+            return 0
+        self._starts[update_id] = self._starts.get(update_id, 0) + 1
+        try:
+            self._append(json.dumps({"start": update_id}) + "\n", durable=False)
+        except OSError as exc:  # the message is still answered; only a replay would not know
+            log.error("[Telegram] could not count a start of update %d: %s", update_id, exc)
+        return self._starts[update_id]
+
     def done(self, update_id: int) -> None:
         """The update was handled; it will not be replayed. (Not fsynced: a lost `done`
         line only means a replay, which the session recognises.)"""
         if self._pending.pop(update_id, None) is None:
             return
+        self._starts.pop(update_id, None)
         self._handled(update_id)
         self._append(json.dumps({"done": update_id}) + "\n", durable=False)
         self._done_since_compaction += 1
@@ -103,9 +122,16 @@ class UpdateInbox:
                 if "update" in entry:
                     update_id = int(entry["update"]["update_id"])
                     self._pending[update_id] = entry["update"]
+                    if entry.get("starts"):
+                        self._starts[update_id] = int(entry["starts"])
+                elif "start" in entry:
+                    update_id = int(entry["start"])
+                    if update_id in self._pending:
+                        self._starts[update_id] = self._starts.get(update_id, 0) + 1
                 elif "done" in entry:
                     update_id = int(entry["done"])
                     self._pending.pop(update_id, None)
+                    self._starts.pop(update_id, None)
                     self._handled(update_id)
                 else:
                     update_id = int(entry["seen"])
@@ -123,9 +149,14 @@ class UpdateInbox:
             del self._recently_done[next(iter(self._recently_done))]
 
     def _compact(self) -> None:
-        """Rewrite the file with only what is pending, plus where polling resumes."""
+        """Rewrite the file with only what is pending (and how often each was started), plus
+        where polling resumes."""
         lines = [json.dumps({"seen": self.last_update_id})] if self.last_update_id else []
-        lines += [json.dumps({"update": u}) for u in self.pending()]
+        for update in self.pending():
+            starts = self._starts.get(int(update["update_id"]), 0)
+            lines.append(
+                json.dumps({"update": update, "starts": starts} if starts else {"update": update})
+            )
         write_atomic(self.path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
         self._done_since_compaction = 0
 

@@ -1,0 +1,75 @@
+"""Secrets from the environment and `.env`: loaded clean, refused when damaged, never shown."""
+
+import logging
+
+import pytest
+from pydantic import ValidationError
+
+from bot.__main__ import describe_invalid_settings
+from bot.logging_setup import RedactingFormatter
+from bot.settings import Settings
+
+KEYS = ("OPENAI_API_KEY", "RAG_API_KEY", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET")
+
+
+@pytest.fixture(autouse=True)
+def no_keys_from_outside(monkeypatch):
+    for name in (*KEYS, "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def secrets(settings: Settings) -> dict[str, str | None]:
+    values = {
+        "OPENAI_API_KEY": settings.openai_api_key,
+        "RAG_API_KEY": settings.rag_api_key,
+        "TELEGRAM_BOT_TOKEN": settings.telegram_bot_token,
+        "TELEGRAM_WEBHOOK_SECRET": settings.telegram_webhook_secret,
+    }
+    return {name: v.get_secret_value() if v else None for name, v in values.items()}
+
+
+def test_keys_from_the_environment_lose_a_trailing_newline_and_spaces(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-key-123\n")
+    monkeypatch.setenv("RAG_API_KEY", "\trag-env-key ")
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456:AAE-token\r\n")
+    monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", "hook_secret\n")
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert secrets(settings) == {
+        "OPENAI_API_KEY": "sk-env-key-123",
+        "RAG_API_KEY": "rag-env-key",
+        "TELEGRAM_BOT_TOKEN": "123456:AAE-token",
+        "TELEGRAM_WEBHOOK_SECRET": "hook_secret",
+    }
+    assert sorted(settings.secret_values()) == sorted(v for v in secrets(settings).values() if v)
+
+
+def test_keys_from_a_dot_env_file_lose_a_trailing_newline_and_spaces(tmp_path):
+    env_file = tmp_path / ".env"
+    env_file.write_text('OPENAI_API_KEY="sk-file-key-456\\n"\nRAG_API_KEY="rag-file-key  "\n')
+    settings = Settings(_env_file=env_file)  # type: ignore[call-arg]
+    assert secrets(settings)["OPENAI_API_KEY"] == "sk-file-key-456"
+    assert secrets(settings)["RAG_API_KEY"] == "rag-file-key"
+
+
+def test_a_key_of_only_whitespace_counts_as_unset(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", " \n")
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.openai_api_key is None and not settings.llm_configured
+
+
+@pytest.mark.parametrize("name", KEYS)
+@pytest.mark.parametrize("damaged", ["sk-two parts", "sk-line\nbreak", "sk-bell\x07char"])
+def test_a_key_with_inner_whitespace_or_control_characters_is_refused(monkeypatch, name, damaged):
+    monkeypatch.setenv(name, damaged)
+    with pytest.raises(ValidationError) as refused:
+        Settings(_env_file=None)  # type: ignore[call-arg]
+    message = describe_invalid_settings(refused.value)
+    assert message.startswith(f"{name}: ") and "space" in message
+    assert damaged not in message and damaged.split()[0] not in message
+
+
+def test_the_redactor_blanks_a_secret_given_with_a_trailing_newline():
+    formatter = RedactingFormatter("%(message)s", ["sk-secret-1234\n", " rag-key-5678\r\n"])
+    record = logging.LogRecord("x", logging.ERROR, __file__, 1, "a=%s b=%s", None, None)
+    record.args = ("sk-secret-1234", "rag-key-5678")
+    assert formatter.format(record) == "a=*** b=***"
