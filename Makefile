@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 LIGHTRAG_VENV := lightrag/.venv
 
-.PHONY: run test lint bench setup lightrag lightrag-setup clean
+.PHONY: run test test-fast lint bench setup lightrag lightrag-setup clean
 
 run: $(VENV)/.installed  ## set up, then chat (Telegram if TELEGRAM_BOT_TOKEN is set, else the terminal)
 	$(BIN)/python -m bot
@@ -12,9 +12,13 @@ run: $(VENV)/.installed  ## set up, then chat (Telegram if TELEGRAM_BOT_TOKEN is
 test: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed  ## set up, then run the whole test suite
 	$(BIN)/python -m pytest
 
-lint: $(VENV)/.installed
+test-fast: $(VENV)/.installed  ## the unit tests only, in seconds
+	$(BIN)/python -m pytest tests/unit -q
+
+lint: $(VENV)/.installed  ## ruff and mypy, as CI runs them
 	$(BIN)/ruff check bot tests bench
 	$(BIN)/ruff format --check bot tests bench
+	$(BIN)/mypy bot
 
 bench: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed  ## every benchmark, as same-run ratios
 	$(BIN)/python -m bench

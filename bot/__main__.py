@@ -87,7 +87,7 @@ def load_settings(args: argparse.Namespace) -> Settings:
         "log_level": args.log_level,
     }
     return Settings(
-        _env_file=args.env_file,  # type: ignore[call-arg]
+        _env_file=args.env_file,
         **{name: value for name, value in overrides.items() if value is not None},
     )
 

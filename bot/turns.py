@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 from bot.chat_locks import ChatLocks
 from bot.commands import CommandRegistry, parse_command
@@ -96,7 +97,9 @@ class TurnRunner:
         if ctx.reply_sent:
             return
         text = reply_text(ctx)
-        ways = [ctx.stream.finish] if ctx.stream is not None else []
+        ways: list[Callable[[str], Awaitable[None]]] = []
+        if ctx.stream is not None:
+            ways.append(ctx.stream.finish)
         ways.append(lambda reply: ctx.channel.send(ctx.message.address, reply))
         for deliver in ways:
             try:

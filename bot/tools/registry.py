@@ -41,7 +41,11 @@ class Tool(Protocol):
 
     name: str
     description: str
-    arguments: type[BaseModel]
+
+    @property
+    def arguments(self) -> type[BaseModel]:
+        """The arguments' pydantic model: the JSON schema the model sees, and validation."""
+        ...
 
     async def run(self, args: Any, context: ToolContext) -> str: ...
 

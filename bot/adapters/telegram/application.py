@@ -130,7 +130,7 @@ class TelegramBot:
             assert updater is not None
             if webhook is None:
                 await updater.start_polling(
-                    timeout=self.options.poll_timeout_seconds,
+                    timeout=round(self.options.poll_timeout_seconds),
                     allowed_updates=ALLOWED_UPDATES,
                     bootstrap_retries=self.options.start_attempts,
                     error_callback=_log_polling_error,

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from telegram import Bot, Message, ReplyParameters
+from telegram import Message, ReplyParameters
 from telegram import MessageEntity as TelegramEntity
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, NetworkError, TelegramError
+from telegram.ext import ExtBot
 from tenacity import (
     AsyncRetrying,
+    RetryCallState,
     retry_if_exception,
     stop_after_attempt,
     wait_exponential,
@@ -81,7 +83,7 @@ def _entities(part: MessagePart) -> list[TelegramEntity] | None:
 class TelegramSender:
     """Delivers message parts through a PTB `Bot`, never letting a Telegram error escape."""
 
-    def __init__(self, bot: Bot, attempts: int = 4, backoff_seconds: float = 0.5) -> None:
+    def __init__(self, bot: ExtBot[Any], attempts: int = 4, backoff_seconds: float = 0.5) -> None:
         self._bot = bot
         self._attempts = attempts
         self._backoff = backoff_seconds
@@ -201,6 +203,6 @@ class TelegramSender:
         raise AssertionError("tenacity reraises the last error")
 
 
-def _log_retry(state) -> None:  # type: ignore[no-untyped-def]
+def _log_retry(state: RetryCallState) -> None:
     error = state.outcome.exception() if state.outcome else None
     log.warning("[Telegram] request failed (%s), retry %d", error, state.attempt_number)

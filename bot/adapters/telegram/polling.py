@@ -60,7 +60,7 @@ class JournaledPoller:
             try:
                 updates = await self._bot.get_updates(
                     offset=self.inbox.last_update_id + 1,
-                    timeout=self._timeout,
+                    timeout=round(self._timeout),
                     allowed_updates=self._allowed,
                 )
             except TimedOut:
