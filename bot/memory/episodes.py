@@ -27,6 +27,8 @@ ASSISTANT_CHARS = 220
 EPISODE_CONFIDENCE = 0.5
 _USERS, _USER = "The user's ", "The user "
 """How the English rules begin a fact; a group's item names the speaker there instead."""
+_SHARED_SLOTS = ("our:", "we:", "мы:")
+"""Slots about the team rather than the speaker: in a group they belong to the whole group."""
 
 _HOWTO_QUESTION = re.compile(r"^(?:how|как)\b", re.IGNORECASE)
 _HOWTO_ANSWER = re.compile(r"`|\$ |\bcommand|\bкоманд", re.IGNORECASE)
@@ -57,8 +59,9 @@ def items_from_exchange(
 def attributed(item: MemoryItem, speaker: Speaker) -> MemoryItem:
     """`item`, learned in a group, as said by `speaker`: "Anna's PIN is 4512." rather than
     "The user's PIN is 4512.", and a slot ("name", "home") that is hers alone, so another
-    member's "my name is…" never replaces it. An exchange keeps its fingerprint (the words
-    asked): the same question from two members is one episode of the group."""
+    member's "my name is…" never replaces it. A slot of the group's own ("our wifi password",
+    "we deploy with…") stays shared: any member may update it. An exchange keeps its
+    fingerprint (the words asked): the same question from two members is one episode."""
     content = item.content
     if content.startswith(EXCHANGE_USER):
         content = f"{speaker.name}: {content[len(EXCHANGE_USER) :]}"
@@ -71,7 +74,7 @@ def attributed(item: MemoryItem, speaker: Speaker) -> MemoryItem:
     slot = next(
         (tag for tag in item.tags if fingerprint(item.type, "", tag) == item.fingerprint), None
     )
-    if item.type is ItemType.EXCHANGE:
+    if item.type is ItemType.EXCHANGE or (slot is not None and slot.startswith(_SHARED_SLOTS)):
         stamp = item.fingerprint
     elif slot is not None:
         stamp = fingerprint(item.type, "", f"{speaker.id}:{slot}")
@@ -80,7 +83,9 @@ def attributed(item: MemoryItem, speaker: Speaker) -> MemoryItem:
     return item.model_copy(
         update={
             "content": content,
-            "tags": [f"{speaker.id}:{tag}" for tag in item.tags],
+            "tags": [
+                tag if tag.startswith(_SHARED_SLOTS) else f"{speaker.id}:{tag}" for tag in item.tags
+            ],
             "fingerprint": stamp,
         }
     )
