@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.config import RuntimeConfigStore
+from bot.conversation.scope import memory_scope_of
 from bot.ports.sessions import SessionStore
 from bot.ports.status import OperatorStatusProvider, StatusProvider
 from bot.tools import ToolRegistry
@@ -57,11 +58,12 @@ class CoreCommands:
             f"Long-term memory (LightRAG): {_on_off(config.rag.enabled)}",
             f"Streaming replies (Telegram): {_on_off(config.telegram.streaming)}",
         ]
+        scope = memory_scope_of(call.message)
         for provider in self.status_providers:
             if operator and isinstance(provider, OperatorStatusProvider):
-                lines += await provider.operator_status_lines(call.message.user_id)
+                lines += await provider.operator_status_lines(scope)
             else:
-                lines += await provider.status_lines(call.message.user_id)
+                lines += await provider.status_lines(scope)
         lines.append(self._config_line(operator))
         return "\n".join(lines)
 

@@ -2,7 +2,11 @@
 
 The confirmation is plain text, so it works the same in every channel: `/forget all` says
 what would go and asks for `/forget confirm` within a time window; nothing is deleted before.
-The pending confirmation belongs to the user, not the chat, and expires on its own.
+The pending confirmation belongs to the user in one memory scope, and expires on its own.
+
+`/memory` and `/forget` act on the message's memory scope: the user's own memory in private,
+the group's in a group, where only the bot's operators may make it forget. `/remember` is
+the person's own switch, wherever it is said.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
+from bot.conversation.scope import GROUP_FORGET_REFUSAL, MemoryScope, memory_scope_of
 from bot.memory.items import TRAITS
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
@@ -42,7 +47,8 @@ class MemoryCommands:
     extraction: PendingExtraction | None = None
     confirm_seconds: float = 120
     clock: Callable[[], float] = time.monotonic
-    _pending: dict[str, float] = field(default_factory=dict)
+    _pending: dict[tuple[str, str], float] = field(default_factory=dict)
+    """(scope owner, user id) -> when the `/forget all` awaiting `/forget confirm` expires."""
 
     def register(self) -> None:
         self.registry.register(Command("memory", "what I remember about you", self.show))
@@ -50,36 +56,47 @@ class MemoryCommands:
         self.registry.register(Command("remember", "turn remembering off or on", self.remember))
 
     async def show(self, call: CommandCall) -> str:
-        user_id = call.message.user_id
-        overview = await self.memory.overview(user_id)
+        scope, user_id = memory_scope_of(call.message), call.message.user_id
+        overview = await self.memory.overview(scope.owner)
+        about = "from this group" if scope.is_group else "about you"
         if overview.facts:
-            lines = [f"What I remember about you ({len(overview.facts)}, newest first):"]
+            lines = [f"What I remember {about} ({len(overview.facts)}, newest first):"]
             for item in overview.facts[:LISTED_ITEMS]:
                 kind = TRAITS[item.type].label
                 lines.append(f"#{item.id} {item.content} ({kind}, {item.updated_at:%Y-%m-%d})")
             if len(overview.facts) > LISTED_ITEMS:
                 lines.append(f"… and {len(overview.facts) - LISTED_ITEMS} older ones.")
         else:
-            lines = ["I have no facts or how-tos about you yet."]
+            lines = [f"I have no facts or how-tos {about} yet."]
         lines.append(f"Snippets of recent conversations: {overview.episodes}")
         for store in self.stores:
             if store is not self.memory:
-                lines.append(f"{_capital(store.label)}: {await store.count_for(user_id)}")
+                lines.append(f"{_capital(store.label)}: {await store.count_for(scope.owner)}")
         state = "on" if self.switch.is_remembering(user_id) else "OFF (/remember on resumes)"
-        lines.append(f"Remembering: {state}")
-        lines.append("/forget <id> deletes one item, /forget all deletes everything.")
+        lines.append(
+            f"Remembering what you say: {state}" if scope.is_group else f"Remembering: {state}"
+        )
+        if scope.is_group:
+            lines.append("Your private memory is never used here, and this group's stays here.")
+        if scope.may_forget:
+            lines.append("/forget <id> deletes one item, /forget all deletes everything.")
+        else:
+            lines.append(GROUP_FORGET_REFUSAL)
         return "\n".join(lines)
 
     async def forget(self, call: CommandCall) -> str:
-        user_id, argument = call.message.user_id, call.args.strip().lower()
+        scope, argument = memory_scope_of(call.message), call.args.strip().lower()
+        if not scope.may_forget:
+            log.info("[Memory] /forget in a group refused: user is not an operator")
+            return GROUP_FORGET_REFUSAL
         if argument == "all":
-            return await self._ask_to_confirm(user_id)
+            return await self._ask_to_confirm(scope)
         if argument == "confirm":
-            return await self._forget_all(user_id)
+            return await self._forget_all(scope)
         match = _ITEM_ID.match(argument)
         if match is None:
             return FORGET_USAGE
-        item = await self.memory.forget(user_id, match.group(1))
+        item = await self.memory.forget(scope.owner, match.group(1))
         if item is None:
             return f"I have no item #{match.group(1)}. Send /memory to see the ids."
         return f"Forgotten: {item.content}"
@@ -101,29 +118,30 @@ class MemoryCommands:
             )
         return "Okay: I remember our conversations again."
 
-    async def _ask_to_confirm(self, user_id: str) -> str:
-        counts = [(store.label, await store.count_for(user_id)) for store in self.stores]
+    async def _ask_to_confirm(self, scope: MemoryScope) -> str:
+        counts = [(store.label, await store.count_for(scope.owner)) for store in self.stores]
+        about = "from this group" if scope.is_group else "about you"
         if not any(count for _, count in counts):
-            return "I don't remember anything about you, so there is nothing to forget."
-        self._pending[user_id] = self.clock() + self.confirm_seconds
+            return f"I don't remember anything {about}, so there is nothing to forget."
+        self._pending[(scope.owner, scope.speaker_id)] = self.clock() + self.confirm_seconds
         return (
-            f"This deletes everything I remember about you: {_listing(counts)}. It cannot be "
+            f"This deletes everything I remember {about}: {_listing(counts)}. It cannot be "
             f"undone. To go ahead, send /forget confirm within {_duration(self.confirm_seconds)}."
         )
 
-    async def _forget_all(self, user_id: str) -> str:
-        deadline = self._pending.pop(user_id, None)
+    async def _forget_all(self, scope: MemoryScope) -> str:
+        deadline = self._pending.pop((scope.owner, scope.speaker_id), None)
         if deadline is None or self.clock() > deadline:
             return (
                 "There is nothing to confirm: send /forget all first "
                 f"(a confirmation is valid for {_duration(self.confirm_seconds)})."
             )
         if self.extraction is not None:
-            await self.extraction.discard(user_id)
+            await self.extraction.discard(scope.owner)
         done, failed = [], []
         for store in self.stores:
             try:
-                done.append((store.label, await store.forget_user(user_id)))
+                done.append((store.label, await store.forget_user(scope.owner)))
             except Exception as exc:
                 log.warning("[Memory] /forget all: %s failed: %s", store.label, exc)
                 failed.append(store.label)

@@ -8,16 +8,20 @@ from bot.conversation.messages import (
     clean_text,
     utc_now,
 )
+from bot.conversation.scope import MemoryScope, Speaker, memory_scope_of
 from bot.conversation.session import Session, estimate_tokens, recent_history
 
 __all__ = [
     "ChatAddress",
     "ChatMessage",
     "IncomingMessage",
+    "MemoryScope",
     "Session",
+    "Speaker",
     "ToolCall",
     "clean_text",
     "estimate_tokens",
+    "memory_scope_of",
     "recent_history",
     "utc_now",
 ]

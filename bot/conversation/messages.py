@@ -91,6 +91,9 @@ class IncomingMessage:
     operator: bool = False
     """The channel vouches that the sender runs this bot (the terminal's local user, Telegram's
     `telegram.adminUsers`): `/status` shows them server details such as paths and hosts."""
+    in_group: bool = False
+    """The chat has other members: a Telegram group, supergroup or forum topic. Its memory is
+    the group's, never the sender's private memory (`bot/conversation/scope.py`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", clean_text(self.text))

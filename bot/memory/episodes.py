@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from bot.conversation.scope import Speaker
 from bot.memory.extraction import extract_facts
 from bot.memory.facts import Fact
-from bot.memory.items import TRAITS, ItemType, MemoryItem, new_item, shorten
+from bot.memory.items import TRAITS, ItemType, MemoryItem, fingerprint, new_item, shorten
 from bot.small_talk import is_small_talk, is_trivial_exchange
 
 EXCHANGE_USER = "User: "
@@ -24,6 +25,10 @@ USER_CHARS = 280
 ASSISTANT_CHARS = 220
 
 EPISODE_CONFIDENCE = 0.5
+_USERS, _USER = "The user's ", "The user "
+"""How the English rules begin a fact; a group's item names the speaker there instead."""
+_SHARED_SLOTS = ("our:", "we:", "мы:")
+"""Slots about the team rather than the speaker: in a group they belong to the whole group."""
 
 _HOWTO_QUESTION = re.compile(r"^(?:how|как)\b", re.IGNORECASE)
 _HOWTO_ANSWER = re.compile(r"`|\$ |\bcommand|\bкоманд", re.IGNORECASE)
@@ -36,17 +41,54 @@ def items_from_exchange(
     now: datetime,
     episode_ttl_days: int,
     with_rules: bool = True,
+    speaker: Speaker | None = None,
 ) -> list[MemoryItem]:
     """The facts the user stated, then the exchange as an episode (unless trivial).
 
-    Small talk yields nothing at all: "my brain is fried" is not a fact about the user."""
+    Small talk yields nothing at all: "my brain is fried" is not a fact about the user.
+    With a `speaker` (a group's memory) every item names them instead of "the user"."""
     if is_small_talk(user_text):
         return []
     facts = extract_facts(user_text) if with_rules else []
     found = [fact_item(fact, source, now) for fact in facts]
     if not is_trivial_exchange(user_text, assistant_text):
         found.append(episode(user_text, assistant_text or "", source, now, episode_ttl_days))
-    return found
+    return [attributed(item, speaker) for item in found] if speaker is not None else found
+
+
+def attributed(item: MemoryItem, speaker: Speaker) -> MemoryItem:
+    """`item`, learned in a group, as said by `speaker`: "Anna's PIN is 4512." rather than
+    "The user's PIN is 4512.", and a slot ("name", "home") that is hers alone, so another
+    member's "my name is…" never replaces it. A slot of the group's own ("our wifi password",
+    "we deploy with…") stays shared: any member may update it. An exchange keeps its
+    fingerprint (the words asked): the same question from two members is one episode."""
+    content = item.content
+    if content.startswith(EXCHANGE_USER):
+        content = f"{speaker.name}: {content[len(EXCHANGE_USER) :]}"
+    elif content.startswith(_USERS):
+        content = f"{speaker.name}'s {content[len(_USERS) :]}"
+    elif content.startswith(_USER):
+        content = f"{speaker.name} {content[len(_USER) :]}"
+    else:
+        content = f"{speaker.name}: {content}"
+    slot = next(
+        (tag for tag in item.tags if fingerprint(item.type, "", tag) == item.fingerprint), None
+    )
+    if item.type is ItemType.EXCHANGE or (slot is not None and slot.startswith(_SHARED_SLOTS)):
+        stamp = item.fingerprint
+    elif slot is not None:
+        stamp = fingerprint(item.type, "", f"{speaker.id}:{slot}")
+    else:
+        stamp = fingerprint(item.type, content)
+    return item.model_copy(
+        update={
+            "content": content,
+            "tags": [
+                tag if tag.startswith(_SHARED_SLOTS) else f"{speaker.id}:{tag}" for tag in item.tags
+            ],
+            "fingerprint": stamp,
+        }
+    )
 
 
 def fact_item(fact: Fact, source: str, now: datetime) -> MemoryItem:

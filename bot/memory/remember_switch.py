@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from bot.conversation.scope import MemoryScope
 from bot.storage.atomic import write_atomic
 
 log = logging.getLogger(__name__)
@@ -37,10 +38,11 @@ class RememberSwitch:
     def is_remembering(self, user_id: str) -> bool:
         return self.damaged is None and user_id not in self._off
 
-    async def status_lines(self, user_id: str) -> list[str]:
+    async def status_lines(self, scope: MemoryScope) -> list[str]:
+        """The asker's own switch, in whichever chat they ask."""
         if self.damaged is not None:
             return [f"Remembering: off for everyone ({self.path.name} is unreadable)"]
-        if user_id in self._off:
+        if scope.speaker_id in self._off:
             return ["Remembering: off for you (/remember on resumes)"]
         return []
 

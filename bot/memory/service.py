@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bot.config.model import MemoryConfig
-from bot.conversation import utc_now
+from bot.conversation import Speaker, utc_now
 from bot.memory.episodes import items_from_exchange, promoted
 from bot.memory.files import UserFiles, remove_ids
 from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint, reworded
@@ -160,10 +160,11 @@ class ShortTermMemory:
         assistant_text: str | None,
         source: str,
         with_rules: bool = True,
+        speaker: Speaker | None = None,
     ) -> asyncio.Task[object]:
         """Store what the exchange holds without making the reply wait for the disk."""
         task: asyncio.Task[object] = asyncio.create_task(
-            self.remember_exchange(user_id, user_text, assistant_text, source, with_rules),
+            self.remember_exchange(user_id, user_text, assistant_text, source, with_rules, speaker),
             name=_background_name(user_id),
         )
         self._background.add(task)
@@ -177,11 +178,21 @@ class ShortTermMemory:
         assistant_text: str | None,
         source: str,
         with_rules: bool = True,
+        speaker: Speaker | None = None,
     ) -> list[MemoryItem]:
-        """The exchange as an episode and, `with_rules`, the facts the rules find in it."""
+        """The exchange as an episode and, `with_rules`, the facts the rules find in it.
+
+        `user_id` is the memory's owner (a user, or a group); `speaker`, in a group, is the
+        member who said it, and the items name them."""
         config = self._config()
         new = items_from_exchange(
-            user_text, assistant_text, source, self._clock(), config.episodic_ttl_days, with_rules
+            user_text,
+            assistant_text,
+            source,
+            self._clock(),
+            config.episodic_ttl_days,
+            with_rules,
+            speaker,
         )
         return await self.add(user_id, new) if new else []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bot.config import RuntimeConfig
-from bot.conversation import ChatMessage, IncomingMessage, Session
+from bot.conversation import ChatMessage, IncomingMessage, MemoryScope, Session, memory_scope_of
 from bot.ports.channel import ChannelPort, ReplyStream
 
 
@@ -28,6 +28,9 @@ class TurnContext:
     stream: ReplyStream | None = None
     remembering: bool = True
     """False while the user has said `/remember off`: nothing of this turn is stored or indexed."""
+    memory_scope: MemoryScope = field(init=False)
+    """Whose memory this turn recalls and stores: the user's in private, the group's in a
+    group. Computed once from the message; every memory read and write goes through it."""
 
     # Filled by context building (20).
     system_prompt: str = ""
@@ -47,6 +50,9 @@ class TurnContext:
     reply_sent: bool = False
 
     failures: list[SystemFailure] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.memory_scope = memory_scope_of(self.message)
 
     @property
     def user_text(self) -> str:

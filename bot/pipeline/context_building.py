@@ -54,7 +54,7 @@ class ContextBuildingSystem:
         if self._memory is None or not ctx.config.memory.enabled:
             return ""
         try:
-            return await self._memory.recall(ctx.user_id, ctx.user_text)
+            return await self._memory.recall(ctx.memory_scope.owner, ctx.user_text)
         except Exception as exc:
             log.warning("[Context] memory recall failed: %s", exc, exc_info=True)
             return ""
@@ -63,7 +63,8 @@ class ContextBuildingSystem:
         if self._rag is None or not ctx.config.rag.enabled:
             return ""
         try:
-            found = await self._rag.query(ctx.user_text, ctx.config.rag.query_mode, ctx.user_id)
+            owner = ctx.memory_scope.owner
+            found = await self._rag.query(ctx.user_text, ctx.config.rag.query_mode, owner)
         except Exception as exc:
             log.warning("[Context] RAG recall failed: %s", exc, exc_info=True)
             return ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+from bot.conversation import Speaker
 from bot.pipeline.context import TurnContext
 
 log = logging.getLogger(__name__)
@@ -18,9 +19,11 @@ class ExchangeMemory(Protocol):
         assistant_text: str | None,
         source: str,
         with_rules: bool = True,
+        speaker: Speaker | None = None,
     ) -> object:
-        """Start storing the exchange (and, `with_rules`, the facts the rules find in it); must
-        return at once and never raise for disk trouble."""
+        """Start storing the exchange (and, `with_rules`, the facts the rules find in it) in
+        the memory of `user_id` (a user or a group); `speaker` names who said it in a group.
+        Must return at once and never raise for disk trouble."""
         ...
 
 
@@ -35,8 +38,9 @@ class MemoryPersistSystem:
     waits for extraction's disk writes, and a failure there is only logged. Facts come from
     the rules, from LLM extraction in the background, or both (`memory.extraction`).
 
-    Nothing is stored without a final answer, while memory is disabled, or while the user has
-    turned remembering off.
+    Everything goes to the turn's memory scope: the user's own memory in private, the group's
+    in a group (the items then name the speaker). Nothing is stored without a final answer,
+    while memory is disabled, or while the speaker has turned remembering off.
     """
 
     name = "MemoryPersist"
@@ -52,11 +56,20 @@ class MemoryPersistSystem:
     async def process(self, ctx: TurnContext) -> None:
         source = f"turn:{ctx.session.key}:{ctx.message.received_at:%Y%m%dT%H%M%S%f}"
         mode = ctx.config.memory.extraction if self._extraction is not None else "rules"
+        scope = ctx.memory_scope
+        speaker = scope.speaker
         try:
             self._memory.remember_in_background(
-                ctx.user_id, ctx.user_text, ctx.final_text, source, with_rules=mode != "llm"
+                scope.owner,
+                ctx.user_text,
+                ctx.final_text,
+                source,
+                with_rules=mode != "llm",
+                speaker=speaker,
             )
             if self._extraction is not None and mode != "rules":
-                self._extraction.submit(ctx.user_id, ctx.user_text, source)
+                # In a group the model is told who spoke, so its facts name them.
+                said = f"{speaker.name} says: {ctx.user_text}" if speaker else ctx.user_text
+                self._extraction.submit(scope.owner, said, source)
         except Exception as exc:
             log.warning("[Memory] could not start storing the exchange: %s", exc)

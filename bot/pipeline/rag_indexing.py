@@ -13,7 +13,8 @@ log = logging.getLogger(__name__)
 
 
 class RagIndexingSystem:
-    """Queues every non-trivial exchange of a user who has not turned remembering off."""
+    """Queues every non-trivial exchange of a user who has not turned remembering off, owned
+    by the turn's memory scope: the user in private, the group in a group."""
 
     name = "RagIndexing"
     order = 55
@@ -30,11 +31,12 @@ class RagIndexingSystem:
             log.info("[RagIndexing] Skipping trivial exchange")
             return
         document = RagDocument.for_exchange(
-            owner=ctx.user_id,
+            owner=ctx.memory_scope.owner,
             chat_key=ctx.session.key,
             user_text=ctx.user_text,
             assistant_text=answer,
             at=ctx.message.received_at,
             skill=ctx.skill,
+            speaker=speaker.name if (speaker := ctx.memory_scope.speaker) else None,
         )
         await self._queue.enqueue(document)

@@ -63,7 +63,7 @@ class ToolLoopSystem:
         turn: list[ChatMessage] = []
         tool_calls_made = 0
         on_text = ctx.stream.update if ctx.stream is not None else None
-        tool_context = ToolContext(user_id=ctx.user_id, session_key=ctx.session.key)
+        tool_context = ToolContext(ctx.user_id, ctx.session.key, ctx.memory_scope)
         specs = self._tools.specs(ctx.config.tools)
 
         for _ in range(limits.max_tool_iterations):

@@ -35,12 +35,15 @@ class RagDocument(BaseModel):
         assistant_text: str,
         at: datetime,
         skill: str | None = None,
+        speaker: str | None = None,
     ) -> RagDocument:
+        """`owner` is the memory scope (a user id, or `group:…`); `speaker`, in a group, the
+        member who wrote `user_text`."""
         return cls(
             owner=owner,
             chat_key=chat_key,
             file_source=file_source_for(at, owner, chat_key),
-            text=format_exchange(user_text, assistant_text, at, skill),
+            text=format_exchange(user_text, assistant_text, at, skill, speaker),
             created_at=at,
         )
 
@@ -58,12 +61,20 @@ class RagDocument(BaseModel):
         )
 
 
-def format_exchange(user_text: str, assistant_text: str, at: datetime, skill: str | None) -> str:
-    """`Date:`, optional `Skill:`, `User:`, `Assistant:` lines, as the spec lays out."""
+def format_exchange(
+    user_text: str,
+    assistant_text: str,
+    at: datetime,
+    skill: str | None,
+    speaker: str | None = None,
+) -> str:
+    """`Date:`, optional `Skill:`, `User:`, `Assistant:` lines, as the spec lays out; in a
+    group `User (Anna):` says which member wrote."""
     lines = [f"Date: {at:%Y-%m-%d %H:%M}"]
     if skill:
         lines.append(f"Skill: {skill}")
-    lines += [f"User: {user_text}", f"Assistant: {assistant_text}"]
+    user = f"User ({speaker})" if speaker else "User"
+    lines += [f"{user}: {user_text}", f"Assistant: {assistant_text}"]
     return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.config import RuntimeConfig, RuntimeConfigStore
+from bot.conversation.scope import MemoryScope
 from bot.ports.rag import RagPort
 from bot.ports.user_memory import UserMemoryStore
 from bot.rag.queue import IndexQueue
@@ -36,13 +37,13 @@ class RagStatus:
         self._queue = queue
         self._documents = documents
 
-    async def status_lines(self, user_id: str) -> list[str]:
-        return await self._lines(user_id, operator=False)
+    async def status_lines(self, scope: MemoryScope) -> list[str]:
+        return await self._lines(scope, operator=False)
 
-    async def operator_status_lines(self, user_id: str) -> list[str]:
-        return await self._lines(user_id, operator=True)
+    async def operator_status_lines(self, scope: MemoryScope) -> list[str]:
+        return await self._lines(scope, operator=True)
 
-    async def _lines(self, user_id: str, operator: bool) -> list[str]:
+    async def _lines(self, scope: MemoryScope, operator: bool) -> list[str]:
         config = self._config.current()
         lines = []
         if config.rag.enabled:
@@ -50,8 +51,9 @@ class RagStatus:
             style = f"{config.rag.retrieval_style} style, {config.rag.query_mode} mode"
             state = "healthy" if health.healthy else "not available"
             lines.append(f"LightRAG: {health.detail if operator else state} ({style})")
-            count = await self._documents.count_for(user_id)
-            lines.append(f"Your long-term documents: {count}")
+            count = await self._documents.count_for(scope.owner)
+            whose = "This group's" if scope.is_group else "Your"
+            lines.append(f"{whose} long-term documents: {count}")
         if config.rag.enabled or self._queue.depth:
             failed = self._queue.failed_count()
             extra = f", {failed} set aside" if failed else ""

@@ -1,4 +1,5 @@
-"""The `memory` tool: the model adds, searches and forgets the user's memory items itself."""
+"""The `memory` tool: the model adds, searches and forgets memory items itself, in the turn's
+memory scope (the user's own memory in private, the group's in a group)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from bot.conversation.scope import GROUP_FORGET_REFUSAL
+from bot.memory.episodes import attributed
 from bot.memory.items import ItemType, new_item
 from bot.memory.packing import render_line
 from bot.ports.memory import MemoryItemsPort, RememberingPreference
@@ -29,8 +32,9 @@ class MemoryArguments(BaseModel):
 
 
 class MemoryTool:
-    """Scoped to the user of the turn (`ToolContext.user_id`): no argument can reach another
-    user's items, and nothing is added while that user has turned remembering off."""
+    """Scoped to the turn's memory scope (`ToolContext.memory_scope`): no argument can reach
+    another user's or another chat's items; in a group it works on the group's memory, never
+    the speaker's private one. Nothing is added while the speaker has turned remembering off."""
 
     name = "memory"
     description = (
@@ -48,27 +52,32 @@ class MemoryTool:
     async def run(self, args: MemoryArguments, context: ToolContext) -> str:
         if not self._memory.enabled:
             return "Memory is turned off by the operator (memory.enabled); nothing was done."
+        scope = context.memory_scope
         if args.action == "forget":
-            return await self._forget(args.item_id, context.user_id)
+            if not scope.may_forget:
+                return f"Not forgotten: {GROUP_FORGET_REFUSAL}"
+            return await self._forget(args.item_id, scope.owner)
         text = " ".join(args.text.split())
         if not text:
             return f"Error: give the text to {args.action}."
         if args.action == "search":
-            found = await self._memory.search(context.user_id, text)
+            found = await self._memory.search(scope.owner, text)
             if not found:
                 return f"Nothing in memory matches {text!r}."
             return "\n".join(render_line(scored.item) for scored in found)
         if not self._remembering.is_remembering(context.user_id):
             return "Not stored: the user has turned remembering off (/remember off)."
         item = new_item(ItemType(args.kind), text, source="tool", confidence=TOOL_CONFIDENCE)
-        stored = (await self._memory.add(context.user_id, [item]))[0]
+        if scope.speaker is not None:
+            item = attributed(item, scope.speaker)
+        stored = (await self._memory.add(scope.owner, [item]))[0]
         return f"Remembered: {render_line(stored)}"
 
-    async def _forget(self, item_id: str, user_id: str) -> str:
+    async def _forget(self, item_id: str, owner: str) -> str:
         item_id = item_id.strip().lstrip("#")
         if not item_id:
             return "Error: give the item_id to forget."
-        item = await self._memory.forget(user_id, item_id)
+        item = await self._memory.forget(owner, item_id)
         if item is None:
             return f"No memory item #{item_id}."
         return f"Forgot: {render_line(item)}"

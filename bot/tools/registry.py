@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from bot.config.model import ToolsConfig
-from bot.conversation import ToolCall
+from bot.conversation import MemoryScope, ToolCall
 from bot.ports.llm import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -30,10 +30,12 @@ _BARE_PATH = re.compile(r"(?<![\w.~:/\\-])(?:/[^\s'\"`:;,()<>\[\]{}/]+){2,}")
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Who a tool call is for: tools that keep data (memory) must scope it to this user."""
+    """Who a tool call is for: tools that keep data (memory) must scope it to `memory_scope`,
+    the user's own memory in private, the group's in a group."""
 
     user_id: str
     session_key: str
+    memory_scope: MemoryScope
 
 
 class Tool(Protocol):

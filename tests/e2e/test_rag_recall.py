@@ -9,7 +9,7 @@ import pytest
 
 from bot.app import BotApp
 from bot.conversation import ChatAddress, IncomingMessage
-from bot.rag.documents import owner_tag_of
+from bot.rag.documents import owner_tag_of, tag
 from tests.conftest import edit_runtime_config
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.lightrag_llm import lightrag_responder
@@ -181,3 +181,26 @@ async def test_forget_all_deletes_long_term_documents_after_confirmation(app, bo
     assert "901" not in tags and "902" in tags
     await app.handle(say("901", "What is my bicycle lock code at Utrecht station?"), channel)
     assert "8080" not in bot_llm.system_prompts()[-1]
+
+
+async def test_a_group_recalls_its_own_conversations_never_a_members_private_ones(
+    app, bot_llm, lightrag
+):
+    group = ChatAddress("test", "-100555")
+
+    def in_group(user: str, text: str) -> IncomingMessage:
+        return IncomingMessage(group, user, text, user_name=f"U{user}", in_group=True)
+
+    channel = RecordingChannel()
+    await app.handle(say("1101", "My locker PIN at the Harbour gym is 7319, keep it."), channel)
+    await app.handle(in_group("1101", "The team offsite is booked at the Linden Lodge."), channel)
+    await wait_indexed(app, lightrag, 2)
+    owners = {owner_tag_of(s) for s in lightrag.file_sources()}
+    assert owners == {"1101", tag("group:test:-100555")}, "the group's exchange is the group's"
+
+    await app.handle(in_group("1101", "What is my locker PIN at the Harbour gym?"), channel)
+    assert "7319" not in bot_llm.system_prompts()[-1], "the whole group reads this reply"
+    await app.handle(in_group("1102", "Where is the team offsite booked?"), channel)
+    assert "Linden Lodge" in relevant_memory(bot_llm.system_prompts()[-1])
+    await app.handle(say("1101", "Where is the team offsite booked?"), channel)
+    assert "Linden" not in bot_llm.system_prompts()[-1], "the group's stays in the group"

@@ -560,3 +560,69 @@ async def test_a_message_cut_short_twice_gets_an_apology_instead_of_a_third_try(
     telegram.send_text(ALICE, "hello again")
     await replies(telegram, ALICE.id, 4)
     assert telegram.texts(ALICE.id)[3] == "echo: hello again"
+
+
+def memory_section(prompt: str) -> str:
+    """The body of the `# Memory` section of a system prompt ("" when there is none)."""
+    heading = "\n# Memory\n"
+    return prompt.split(heading, 1)[1].split("\n# ", 1)[0] if heading in prompt else ""
+
+
+async def test_private_memory_never_reaches_a_group_and_the_groups_stays_there(
+    start_bot, telegram, fake_llm
+):
+    await start_bot()
+    mention = f"@{telegram.bot.username}"
+    telegram.send_text(ALICE, "my PIN is 4512")
+    await replies(telegram, ALICE.id)
+    telegram.send_text(ALICE, "what is my PIN?")
+    await replies(telegram, ALICE.id, 2)
+    assert "4512" in memory_section(fake_llm.system_prompts()[-1]), "recalled in private"
+
+    telegram.send_text(ALICE, f"{mention} what is my PIN?", chat=GROUP)
+    await replies(telegram, GROUP.id)
+    assert "4512" not in fake_llm.system_prompts()[-1], "the group reads this reply"
+
+    telegram.send_text(ALICE, f"{mention} our wifi password is Heron5", chat=GROUP)
+    await replies(telegram, GROUP.id, 2)
+    telegram.send_text(BOB, f"{mention} what is the wifi password?", chat=GROUP)
+    await replies(telegram, GROUP.id, 3)
+    recalled = memory_section(fake_llm.system_prompts()[-1])
+    assert "Alice's team's wifi password: Heron5." in recalled, "the group recalls its own"
+
+    telegram.send_text(ALICE, "what is our wifi password?")
+    await replies(telegram, ALICE.id, 3)
+    assert "Heron5" not in fake_llm.system_prompts()[-1], "the group's stays in the group"
+
+
+async def test_forget_all_in_a_group_is_for_operators_and_empties_only_the_group(
+    start_bot, telegram, fake_llm, settings
+):
+    await start_bot()
+    edit_runtime_config(settings.runtime_config_path, telegram={"adminUsers": [ALICE.id]})
+    mention = f"@{telegram.bot.username}"
+    telegram.send_text(ALICE, "my PIN is 4512")
+    await replies(telegram, ALICE.id)
+    telegram.send_text(BOB, f"{mention} our wifi password is Heron5", chat=GROUP)
+    await replies(telegram, GROUP.id)
+
+    telegram.send_text(BOB, "/forget all", chat=GROUP)
+    refusal = (await replies(telegram, GROUP.id, 2))[1].text
+    assert refusal.startswith("Only the bot's operators can make me forget what this group")
+    telegram.send_text(BOB, "/memory", chat=GROUP)
+    assert "Heron5" in (await replies(telegram, GROUP.id, 3))[2].text
+
+    telegram.send_text(ALICE, "/forget all", chat=GROUP)
+    asked = (await replies(telegram, GROUP.id, 4))[3].text
+    assert "everything I remember from this group" in asked
+    telegram.send_text(ALICE, "/forget confirm", chat=GROUP)
+    assert (await replies(telegram, GROUP.id, 5))[4].text.startswith("Done: deleted")
+    telegram.send_text(ALICE, "/memory", chat=GROUP)
+    assert "Heron5" not in (await replies(telegram, GROUP.id, 6))[5].text
+
+    telegram.send_text(ALICE, "/memory")
+    assert "The user's PIN is 4512." in (await replies(telegram, ALICE.id, 2))[1].text
+    assert [r["messages"][-1]["content"] for r in fake_llm.requests] == [
+        "my PIN is 4512",
+        "our wifi password is Heron5",
+    ]

@@ -10,7 +10,7 @@ from bot.commands import CommandRegistry, parse_command
 from bot.commands.memory import MemoryCommands
 from bot.config import RuntimeConfig
 from bot.config.model import MemoryConfig, ToolsConfig
-from bot.conversation import ChatAddress, IncomingMessage, Session, ToolCall
+from bot.conversation import ChatAddress, IncomingMessage, MemoryScope, Session, ToolCall
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
 from bot.pipeline import TurnContext
@@ -173,7 +173,7 @@ async def test_an_unreadable_switch_file_remembers_nobody(tmp_path, caplog):
     assert not switch.is_remembering("anyone")
     assert "remembering is off for everyone" in caplog.text
     assert await switch.set_remembering("anyone", True) is False
-    assert await switch.status_lines("anyone") == [
+    assert await switch.status_lines(MemoryScope("anyone", "anyone")) == [
         "Remembering: off for everyone (remember-off.json is unreadable)"
     ]
     assert path.read_text() == "{not json", "the operator's file is left for them to fix"
@@ -188,7 +188,8 @@ def tool_registry(memory, switch):
 
 async def run_tool(registry, arguments, user="ada"):
     call = ToolCall(id="c1", name="memory", arguments=json.dumps(arguments))
-    return await registry.execute(call, ToolContext(user, f"t:{user}"), ToolsConfig(), 5, 4000)
+    context = ToolContext(user, f"t:{user}", MemoryScope(user, user))
+    return await registry.execute(call, context, ToolsConfig(), 5, 4000)
 
 
 async def test_the_tool_adds_searches_and_forgets_for_its_user_only(memory, switch):
@@ -239,7 +240,9 @@ class SlowMemory:
     def __init__(self, fail=False):
         self.calls, self.fail = [], fail
 
-    def remember_in_background(self, user_id, user_text, assistant_text, source, with_rules=True):
+    def remember_in_background(
+        self, user_id, user_text, assistant_text, source, with_rules=True, speaker=None
+    ):
         if self.fail:
             raise OSError("disk full")
         self.calls.append((user_id, user_text, assistant_text, source))

@@ -118,6 +118,7 @@ class TelegramUpdateHandler:
             user_name=inbound.user_name,
             external_id=f"telegram:{inbound.address.chat_id}:{inbound.message_id}",
             operator=operator,
+            in_group=inbound.in_group,
         )
         reply_to_in_this_turn(inbound.address, inbound.message_id if inbound.in_group else None)
         if parse_command(message) is None:
