@@ -72,7 +72,10 @@ class RagConfig(Section):
     url: str = "http://localhost:9621"
     api_key: SecretStr = SecretStr("")
     query_mode: QueryMode = "hybrid"
-    timeout_seconds: float = Field(10, gt=0, le=600)
+    timeout_seconds: float = Field(10, gt=0, le=600, description="Whole call, wall clock.")
+    recall_budget_seconds: float = Field(
+        1.5, gt=0, le=600, description="Longest a turn waits for its query; it may run on."
+    )
     index_min_length: int = Field(50, ge=0)
     retrieval_style: RetrievalStyle = "context"
     query_keywords: KeywordSource = "bot"
