@@ -560,3 +560,13 @@ async def test_a_message_cut_short_twice_gets_an_apology_instead_of_a_third_try(
     telegram.send_text(ALICE, "hello again")
     await replies(telegram, ALICE.id, 4)
     assert telegram.texts(ALICE.id)[3] == "echo: hello again"
+
+
+async def test_a_runaway_answer_is_cut_at_the_limit_and_says_so(start_bot, telegram, fake_llm):
+    await start_bot()
+    fake_llm.script(Reply(text="word " * 200_000))  # 1 MB; Telegram would get 245 messages
+    telegram.send_text(ALICE, "talk forever")
+    await telegram.wait_for(lambda: any("was cut here" in m.text for m in telegram.messages()))
+    messages = telegram.messages(ALICE.id)
+    assert len(messages) <= 6, "20,000 characters: five messages and the note"
+    assert messages[-1].text.endswith("characters (llm.maxOutputChars).]")
