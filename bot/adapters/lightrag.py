@@ -4,11 +4,18 @@ URL, key, mode, style and timeout are read from the runtime config on every call
 applies on the next turn. The key goes in `X-API-Key` (the server treats `Authorization:
 Bearer` as a JWT and rejects it). Every call passes a circuit breaker; a failure never raises
 out of `query`: it yields no context and one warning line in the spec's format.
+
+Every call is bounded: `rag.timeoutSeconds` is a deadline for the whole call (httpx's own
+time-out is per read, so a server trickling a byte at a time would hold it for ever), and an
+answer is read as a stream and dropped past `MAX_ANSWER_BYTES`. A turn waits for its query
+at most `rag.recallBudgetSeconds`; a slower query goes on in the background until its
+deadline, so the circuit breaker still learns how the server is doing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import unicodedata
 from collections.abc import Awaitable, Callable
@@ -51,6 +58,8 @@ LIGHTRAG_CANDIDATES = {
 """LightRAG's own defaults for how much a query gathers (`TOP_K`, `CHUNK_TOP_K`, ...)."""
 OWNERS_PER_STEP = 10
 MAX_CANDIDATE_FACTOR = 8
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+"""A `/query/data` answer for 50 users is well under 1 MB; past this the server misbehaves."""
 
 
 class _Failure(RagUnavailable):
@@ -62,6 +71,15 @@ class _Failure(RagUnavailable):
         self.http_status = http_status
         self.quiet = quiet
         """Skipped rather than failed (circuit open, stall): logged at debug level only."""
+
+
+class _TooLarge(Exception):
+    """The server sent more than `MAX_ANSWER_BYTES`; reading stopped there."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(
+            f"answer over {_mb(MAX_ANSWER_BYTES)} ({size} bytes or more); stopped reading"
+        )
 
 
 class _AnswerResponse(BaseModel):
@@ -96,8 +114,13 @@ class LightRagAdapter:
         self.breaker = breaker or CircuitBreaker()
         self._stalled: asyncio.Event | None = None
         """Set when a query times out: the other queries in flight give up at once."""
+        self._late: set[asyncio.Future[str]] = set()
+        """Queries past the recall budget, running on to their deadline."""
 
     async def aclose(self) -> None:
+        for work in list(self._late):
+            work.cancel()
+        await asyncio.gather(*self._late, return_exceptions=True)
         await self._client.aclose()
 
     # -- RagPort ---------------------------------------------------------------------------
@@ -106,6 +129,26 @@ class LightRagAdapter:
         text = text.strip()
         if not rag.enabled or query_weight(text) < MIN_QUERY_WEIGHT:
             return ""
+        if rag.recall_budget_seconds >= rag.timeout_seconds:
+            return await self._query(rag, text, mode, owner)
+        work = asyncio.ensure_future(self._query(rag, text, mode, owner))
+        try:
+            done, _ = await asyncio.wait({work}, timeout=rag.recall_budget_seconds)
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
+        if done:
+            return work.result()
+        # Left to finish in the background: its outcome still reaches the circuit breaker.
+        self._late.add(work)
+        work.add_done_callback(self._late.discard)
+        log.warning(
+            "[RAG] Query skipped for this turn: no answer within %gs (rag.recallBudgetSeconds)",
+            rag.recall_budget_seconds,
+        )
+        return ""
+
+    async def _query(self, rag: RagConfig, text: str, mode: str, owner: str) -> str:
         body: dict[str, Any] = {"query": text[:MAX_QUERY_CHARS], "mode": mode}
         if rag.query_keywords == "bot":
             body |= query_keywords(body["query"])
@@ -173,18 +216,18 @@ class LightRagAdapter:
         if self.breaker.state is CircuitState.OPEN:
             return RagHealth(False, f"{self.breaker.describe()} at {rag.url}")
         try:
-            response = await self._client.get(
-                _url(rag, "/health"),
-                headers=self._headers(rag),
-                timeout=min(rag.timeout_seconds, HEALTH_TIMEOUT_SECONDS),
+            status, content = await self._fetch(
+                rag, "GET", "/health", None, min(rag.timeout_seconds, HEALTH_TIMEOUT_SECONDS)
             )
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, TimeoutError) as exc:
             return RagHealth(False, f"unreachable at {rag.url} ({_describe(exc)})")
-        if response.status_code != 200:
-            return RagHealth(False, f"HTTP {response.status_code} from {rag.url}/health")
+        except _TooLarge:
+            return RagHealth(False, f"{rag.url}/health sent an answer over {_mb(MAX_ANSWER_BYTES)}")
+        if status != 200:
+            return RagHealth(False, f"HTTP {status} from {rag.url}/health")
         try:
-            authenticated = "configuration" in response.json()
-        except ValueError:
+            authenticated = "configuration" in json.loads(content)
+        except (ValueError, TypeError):
             return RagHealth(False, f"{rag.url}/health sent something that is not JSON")
         if not authenticated:  # /health is public; it shows its configuration only to a key
             return RagHealth(
@@ -238,21 +281,16 @@ class LightRagAdapter:
         """
         if not self.breaker.allow(rag.circuit_cooldown_seconds):
             raise _Failure(f"circuit open ({self.breaker.last_error})", quiet=True)
-        request = self._client.request(
-            method,
-            _url(rag, path),
-            json=body,
-            headers=self._headers(rag),
-            timeout=rag.timeout_seconds,
-        )
+        request = self._fetch(rag, method, path, body, rag.timeout_seconds)
         try:
-            response = await (self._unless_stalled(request) if on_turn_path else request)
-        except httpx.TimeoutException:
+            status, content = await (self._unless_stalled(request) if on_turn_path else request)
+        except (httpx.TimeoutException, TimeoutError):
             brief = f"timed out after {rag.timeout_seconds:g}s"
             raise self._failed(rag, brief, severe=True) from None
         except httpx.HTTPError as exc:
             raise self._failed(rag, _describe(exc)) from None
-        status = response.status_code
+        except _TooLarge as exc:
+            raise self._failed(rag, str(exc)) from None
         if status in (401, 403):
             log.error(
                 "[RAG] Configuration error: LightRAG refused the API key (HTTP %d). Set "
@@ -264,13 +302,39 @@ class LightRagAdapter:
             raise self._failed(rag, f"HTTP {status}", http_status=status)
         if status >= 400:
             self.breaker.record_success()  # the server is up; it refused this request
-            raise RagRejected(f"HTTP {status}: {_detail(response)}", http_status=status)
+            raise RagRejected(f"HTTP {status}: {_detail(content)}", http_status=status)
         try:
-            answer = response.json()
+            answer = json.loads(content)
         except ValueError:
             raise self._failed(rag, "invalid JSON in the answer") from None
         self.breaker.record_success()
         return answer
+
+    async def _fetch(
+        self,
+        rag: RagConfig,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None,
+        deadline: float,
+    ) -> tuple[int, bytes]:
+        """Status and body of one request, within `deadline` seconds in all, at most
+        `MAX_ANSWER_BYTES` read (else `_TooLarge`)."""
+        async with asyncio.timeout(deadline):
+            async with self._client.stream(
+                method, _url(rag, path), json=body, headers=self._headers(rag), timeout=deadline
+            ) as response:
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
+                    raise _TooLarge(int(declared))
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > MAX_ANSWER_BYTES:
+                        raise _TooLarge(size)
+                    chunks.append(chunk)
+                return response.status_code, b"".join(chunks)
 
     def _failed(
         self, rag: RagConfig, brief: str, *, severe: bool = False, http_status: int | None = None
@@ -283,7 +347,7 @@ class LightRagAdapter:
             self._stalled = None
         return _Failure(brief, http_status=http_status)
 
-    async def _unless_stalled(self, request: Awaitable[httpx.Response]) -> httpx.Response:
+    async def _unless_stalled(self, request: Awaitable[tuple[int, bytes]]) -> tuple[int, bytes]:
         """`request`'s answer, unless another query times out first (then a quiet failure)."""
         if self._stalled is None:
             self._stalled = asyncio.Event()
@@ -350,15 +414,21 @@ def _url(rag: RagConfig, path: str) -> str:
     return rag.url.rstrip("/") + path
 
 
-def _describe(exc: httpx.HTTPError) -> str:
+def _describe(exc: Exception) -> str:
     if isinstance(exc, httpx.ConnectError):
         return "Connection refused"
+    if isinstance(exc, TimeoutError):
+        return "timed out"
     return str(exc) or type(exc).__name__
 
 
-def _detail(response: httpx.Response) -> str:
+def _detail(content: bytes) -> str:
     try:
-        detail = response.json().get("detail", "")
+        detail = json.loads(content).get("detail", "")
     except (ValueError, AttributeError):
-        detail = response.text
+        detail = content.decode("utf-8", "replace")
     return str(detail)[:200]
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1024 * 1024):g} MB"

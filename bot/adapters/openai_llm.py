@@ -12,6 +12,7 @@ import logging
 import re
 import time
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -32,6 +33,8 @@ from bot.ports.llm import LlmError, LlmRequest, LlmResponse, TextListener, ToolS
 log = logging.getLogger(__name__)
 
 _backoff = wait_random_exponential(multiplier=0.5, max=20)
+STREAM_EVERY_DELTA_CHARS = 4096
+"""Below this the stream listener hears of every delta (about one Telegram message)."""
 
 
 class OpenAiLlm:
@@ -132,8 +135,9 @@ class OpenAiLlm:
             "extra_body": body,
         }
         if on_text is None or request.response_schema is not None:
-            return _from_completion(await create(**common))
-        return await _collect_stream(await create(**common, stream=True), on_text)
+            return _from_completion(await create(**common), request.max_output_chars)
+        stream = await create(**common, stream=True)
+        return await _collect_stream(stream, on_text, request.max_output_chars)
 
     def _response_format(self, model: str, schema: dict[str, Any]) -> dict[str, Any]:
         if model in self._json_object_only:
@@ -170,7 +174,7 @@ def _tool_to_openai(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def _from_completion(completion: Any) -> LlmResponse:
+def _from_completion(completion: Any, max_chars: int | None = None) -> LlmResponse:
     if not completion.choices:
         raise LlmError("The language model sent an empty response. Please try again.")
     choice = completion.choices[0]
@@ -184,14 +188,38 @@ def _from_completion(completion: Any) -> LlmResponse:
         for call in (message.tool_calls or [])
         if getattr(call, "function", None) is not None
     ]
-    return LlmResponse(text=message.content, tool_calls=calls, finish_reason=choice.finish_reason)
+    text = message.content
+    size = len(text or "") + sum(len(call.arguments) for call in calls)
+    if max_chars is not None and size > max_chars:
+        _log_cut(max_chars)
+        cut = text[:max_chars] if text else None
+        return LlmResponse(cut, calls, finish_reason="length", truncated=True)
+    return LlmResponse(text=text, tool_calls=calls, finish_reason=choice.finish_reason)
 
 
-async def _collect_stream(stream: Any, on_text: TextListener) -> LlmResponse:
-    """Assemble a streamed answer: text deltas go to `on_text`, tool-call deltas are joined."""
-    text = ""
-    slots: dict[int, dict[str, str]] = {}
+@dataclass
+class _CallParts:
+    """One tool call as its deltas arrive; arguments kept as parts and joined once."""
+
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+async def _collect_stream(
+    stream: Any, on_text: TextListener, max_chars: int | None = None
+) -> LlmResponse:
+    """Assemble a streamed answer: text deltas go to `on_text`, tool-call deltas are joined.
+
+    Deltas are kept as parts and joined only for the listener, which hears of every delta
+    while the text is short and then each time it grew by a quarter: joining stays linear in
+    the answer's length. Past `max_chars` the stream is closed and the response `truncated`.
+    """
+    parts: list[str] = []
+    text_size = size = reported = 0
+    slots: dict[int, _CallParts] = {}
     finish_reason = None
+    truncated = False
     async for chunk in stream:
         if not chunk.choices:
             continue
@@ -200,20 +228,53 @@ async def _collect_stream(stream: Any, on_text: TextListener) -> LlmResponse:
         delta = choice.delta
         if delta is None:
             continue
-        if delta.content:
-            text += delta.content
-            await on_text(text)
         for part in delta.tool_calls or []:
-            slot = slots.setdefault(part.index or 0, {"id": "", "name": "", "arguments": ""})
-            slot["id"] = part.id or slot["id"]
+            slot = slots.setdefault(part.index or 0, _CallParts())
+            slot.id = part.id or slot.id
             if part.function is not None:
-                slot["name"] = slot["name"] or (part.function.name or "")
-                slot["arguments"] += part.function.arguments or ""
+                slot.name = slot.name or (part.function.name or "")
+                slot.arguments.append(part.function.arguments or "")
+                size += len(part.function.arguments or "")
+        if delta.content:
+            parts.append(delta.content)
+            text_size += len(delta.content)
+            size += len(delta.content)
+        if max_chars is not None and size > max_chars:
+            truncated = True
+            break
+        if delta.content and (text_size < STREAM_EVERY_DELTA_CHARS or text_size >= reported * 1.25):
+            reported = text_size
+            await on_text("".join(parts))
+    text = "".join(parts)
+    if truncated:
+        _log_cut(max_chars)
+        await _close(stream)
+        text = text[:max_chars]
+        finish_reason = "length"
+    elif text and reported != text_size:
+        await on_text(text)
     calls = [
-        ToolCall(id=s["id"] or _new_call_id(), name=s["name"], arguments=s["arguments"] or "{}")
+        ToolCall(id=s.id or _new_call_id(), name=s.name, arguments="".join(s.arguments) or "{}")
         for _, s in sorted(slots.items())
     ]
-    return LlmResponse(text=text or None, tool_calls=calls, finish_reason=finish_reason)
+    return LlmResponse(
+        text=text or None, tool_calls=calls, finish_reason=finish_reason, truncated=truncated
+    )
+
+
+async def _close(stream: Any) -> None:
+    """Hang up on an answer we stopped reading, so the server stops sending it."""
+    close = getattr(stream, "close", None)
+    if close is None:
+        return
+    try:
+        await close()
+    except Exception as exc:
+        log.debug("[LLM] closing a cut stream failed: %s", exc)
+
+
+def _log_cut(max_chars: int | None) -> None:
+    log.warning("[LLM] answer cut at %s characters (llm.maxOutputChars)", max_chars)
 
 
 def _new_call_id() -> str:

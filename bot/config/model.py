@@ -27,6 +27,9 @@ class LlmConfig(Section):
     model: str = Field("gpt-4o-mini", min_length=1, description="Model name sent to the API.")
     temperature: float = Field(0.7, ge=0, le=2)
     max_output_tokens: int = Field(1024, ge=1, le=1_000_000)
+    max_output_chars: int = Field(
+        20_000, ge=500, le=1_000_000, description="An answer is cut here, whatever the server."
+    )
     request_timeout_seconds: float = Field(60, gt=0, le=3600, description="One LLM request.")
     max_tool_iterations: int = Field(8, ge=1, le=100, description="LLM calls in one turn.")
     max_tool_calls: int = Field(16, ge=0, le=1000, description="Tool calls in one turn.")
@@ -72,7 +75,10 @@ class RagConfig(Section):
     url: str = "http://localhost:9621"
     api_key: SecretStr = SecretStr("")
     query_mode: QueryMode = "hybrid"
-    timeout_seconds: float = Field(10, gt=0, le=600)
+    timeout_seconds: float = Field(10, gt=0, le=600, description="Whole call, wall clock.")
+    recall_budget_seconds: float = Field(
+        1.5, gt=0, le=600, description="Longest a turn waits for its query; it may run on."
+    )
     index_min_length: int = Field(50, ge=0)
     retrieval_style: RetrievalStyle = "context"
     query_keywords: KeywordSource = "bot"

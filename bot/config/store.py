@@ -98,12 +98,16 @@ def parse_runtime_config(text: str) -> RuntimeConfig:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise ConfigError(f"not valid JSON at {where}: {exc.msg}") from None
+    except RecursionError:  # about 1,000 levels: no config is shaped like that
+        raise ConfigError("not valid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise ConfigError("the top level must be a JSON object")
     try:
         return RuntimeConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None
+    except RecursionError:
+        raise ConfigError("nested too deeply") from None
 
 
 def _describe(exc: ValidationError) -> str:

@@ -69,6 +69,9 @@ class ToolLoopSystem:
         for _ in range(limits.max_tool_iterations):
             request = _request(limits, prompt + turn, specs)
             response = await self._llm.complete(request, on_text)
+            if response.truncated:  # a cut tool call's arguments are broken: answer instead
+                turn.append(ChatMessage.assistant(with_cut_note(response.text, limits)))
+                return turn
             if not response.tool_calls:
                 turn.append(ChatMessage.assistant(response.text or ""))
                 return turn
@@ -110,12 +113,22 @@ class ToolLoopSystem:
         return messages
 
 
+def with_cut_note(text: str | None, limits: LlmConfig) -> str:
+    """`text` cut at `llm.maxOutputChars`, saying so at its end."""
+    note = (
+        f"[The answer was cut here: it passed the limit of {limits.max_output_chars:,} "
+        "characters (llm.maxOutputChars).]"
+    )
+    return f"{text.rstrip()}\n\n{note}" if text and text.strip() else note
+
+
 def _request(limits: LlmConfig, messages: list[ChatMessage], specs: list[ToolSpec]) -> LlmRequest:
     return LlmRequest(
         messages=messages,
         model=limits.model,
         temperature=limits.temperature,
         max_output_tokens=limits.max_output_tokens,
+        max_output_chars=limits.max_output_chars,
         timeout_seconds=limits.request_timeout_seconds,
         tools=specs,
         retry_attempts=limits.retry_attempts,

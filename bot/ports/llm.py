@@ -9,7 +9,8 @@ from typing import Any, Protocol
 from bot.conversation import ChatMessage, ToolCall
 
 TextListener = Callable[[str], Awaitable[None]]
-"""Called while an answer streams in, with all of the answer's text so far."""
+"""Called while an answer streams in, with all of the answer's text so far: on every delta
+while it is short, then each time it grew by a quarter (so the calls cost linear time)."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class LlmRequest:
     tools: list[ToolSpec] = field(default_factory=list)
     retry_attempts: int = 1
     retry_max_seconds: float = 0
+    max_output_chars: int | None = None
+    """The answer's text and tool-call arguments together stop growing past this; the adapter
+    stops reading there and marks the response `truncated`. None: no limit."""
     response_schema: dict[str, Any] | None = None
     """A JSON schema the answer's text must follow (structured output), its `title` naming it
     to the API. Such a request is never streamed: half a JSON object is of no use to anyone."""
@@ -45,6 +49,8 @@ class LlmResponse:
     text: str | None
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
+    truncated: bool = False
+    """Cut at `LlmRequest.max_output_chars`: the text ends there, tool calls may be broken."""
 
 
 class LlmError(Exception):

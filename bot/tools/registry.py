@@ -92,6 +92,9 @@ class ToolRegistry:
             args = tool.arguments.model_validate(raw)
         except json.JSONDecodeError as exc:
             return f"Error: the arguments are not valid JSON ({exc.msg}). Send a JSON object."
+        except RecursionError:
+            log.warning("[Tools] %s: arguments nested too deeply, refused", call.name)
+            return "Error: the arguments are nested too deeply. Send a flat JSON object."
         except ValidationError as exc:
             return f"Error: invalid arguments for {call.name}: {_brief(exc)}"
         try:

@@ -626,3 +626,60 @@ async def test_forget_all_in_a_group_is_for_operators_and_empties_only_the_group
         "my PIN is 4512",
         "our wifi password is Heron5",
     ]
+
+
+async def test_a_runaway_answer_is_cut_at_the_limit_and_says_so(start_bot, telegram, fake_llm):
+    await start_bot()
+    fake_llm.script(Reply(text="word " * 200_000))  # 1 MB; Telegram would get 245 messages
+    telegram.send_text(ALICE, "talk forever")
+    await telegram.wait_for(lambda: any("was cut here" in m.text for m in telegram.messages()))
+    messages = telegram.messages(ALICE.id)
+    assert len(messages) <= 6, "20,000 characters: five messages and the note"
+    assert messages[-1].text.endswith("characters (llm.maxOutputChars).]")
+
+
+async def raw_post(port: int, path: str, headers: dict[str, str], body: bytes) -> str:
+    """Send a post's headers and `body`, which may be shorter than its Content-Length; the
+    status line of the answer, or "" when the server waits for the rest of the body."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+    await writer.drain()
+    try:
+        return (await asyncio.wait_for(reader.readline(), 3)).decode().strip()
+    except TimeoutError:
+        return ""
+    finally:
+        writer.close()
+
+
+async def test_webhook_refuses_before_reading_and_bounds_bodies_and_posts(start_bot, telegram):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/telegram/hook"
+    await start_bot(webhook=WebhookOptions(url=url, listen="127.0.0.1", port=port, secret="s3c"))
+    path, huge = "/telegram/hook", str(100 * 1024 * 1024)
+    # A stranger announcing 100 MB is refused at its headers, before one byte of the body.
+    assert "403" in await raw_post(port, path, {"Content-Length": huge}, b"{")
+    assert "403" in await raw_post(
+        port, path, {"Content-Length": huge, "X-Telegram-Bot-Api-Secret-Token": "s3x"}, b"{"
+    )
+    # With the secret: a body over 1 MB is refused, announced or not.
+    secret = {"X-Telegram-Bot-Api-Secret-Token": "s3c"}
+    assert "413" in await raw_post(port, path, {**secret, "Content-Length": huge}, b"{")
+    async with aiohttp.ClientSession() as session:
+        async with session.post(url, data=b"[" * 2_000_000, headers=secret) as response:
+            assert response.status == 413
+        nested = b"[" * 100_000 + b"]" * 100_000
+        async with session.post(url, data=nested, headers=secret) as response:
+            assert response.status == 400
+    # Posts being read at once are bounded: the fifth slow one is turned away.
+    slow = [
+        asyncio.create_task(raw_post(port, path, {**secret, "Content-Length": "900"}, b"{"))
+        for _ in range(4)
+    ]
+    await asyncio.sleep(0.3)
+    assert "503" in await raw_post(port, path, {**secret, "Content-Length": "900"}, b"{")
+    assert await asyncio.gather(*slow) == [""] * 4, "the slow four still wait for their bodies"
+    telegram.send_text(ALICE, "still answering?")
+    assert (await replies(telegram, ALICE.id))[0].text == "echo: still answering?"

@@ -3,6 +3,9 @@
 - `SilentServer` accepts requests and never answers: a hanging server.
 - `SlowIndexingLightRag` answers LightRAG's query endpoints at once (nothing found) and its
   indexing endpoint after a delay.
+- `TricklingServer` answers 200 at once, then sends its body one byte at a time, slowly, so
+  no single read ever times out.
+- `OversizedServer` answers with a body of any size, streamed in chunks with no length given.
 - `RecordingProxy` stands in front of a real server, records every request, and can be told
   to hang or to answer 502 as if the server behind it were gone.
 """
@@ -54,6 +57,63 @@ class SilentServer(_Hanging):
 
     async def _never(self, request: web.Request) -> web.Response:
         return await self.hold()
+
+
+class TricklingServer(_Hanging):
+    """Every request: 200, then one byte of a never-ending JSON string every `interval` s."""
+
+    name = "trickling-server"
+
+    def __init__(self, interval: float) -> None:
+        super().__init__()
+        self.interval = interval
+
+    def routes(self, app: web.Application) -> None:
+        super().routes(app)
+        app.router.add_route("*", "/{tail:.*}", self._trickle)
+
+    async def _trickle(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        await response.write(b'{"response": "')
+        while not self._released.is_set():
+            await asyncio.sleep(self.interval)
+            await response.write(b"x")
+        return response
+
+
+class OversizedServer(BackgroundServer):
+    """Every request: 200 and `size` bytes of one JSON string, chunked, no Content-Length;
+    `sent` counts the bytes the client took before it hung up."""
+
+    name = "oversized-server"
+    CHUNK = 64 * 1024
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+        self.sent = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_route("*", "/{tail:.*}", self._flood)
+
+    async def _flood(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        await response.write(b'{"response": "')
+        chunk = b"x" * self.CHUNK
+        try:
+            while self.sent < self.size:
+                await response.write(chunk)
+                self.sent += len(chunk)
+            await response.write(b'"}')
+        except (ConnectionError, RuntimeError):
+            pass  # the client stopped reading
+        return response
 
 
 class SlowIndexingLightRag(BackgroundServer):

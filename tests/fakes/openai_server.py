@@ -142,12 +142,15 @@ class FakeOpenAiServer(BackgroundServer):
     async def _stream(self, request: web.Request, reply: Reply, model: str) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        for chunk in stream_chunks(reply, model):
-            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            if reply.chunk_delay:
-                await asyncio.sleep(reply.chunk_delay)
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
+        try:
+            for chunk in stream_chunks(reply, model):
+                await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                if reply.chunk_delay:
+                    await asyncio.sleep(reply.chunk_delay)
+            await response.write(b"data: [DONE]\n\n")
+            await response.write_eof()
+        except ConnectionResetError:
+            pass  # the client hung up (an answer cut at its limit)
         return response
 
 

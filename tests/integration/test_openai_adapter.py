@@ -231,3 +231,37 @@ async def test_a_schema_request_is_retried_like_any_other(llm, server):
     server.script(Reply(status=503), Reply(text='{"word": "c"}'))
     response = await llm.complete(request(response_schema=SCHEMA))
     assert response.text == '{"word": "c"}' and len(server.requests) == 2
+
+
+async def test_a_huge_streamed_answer_is_cut_at_the_limit(llm, server, caplog):
+    seen = []
+
+    async def listener(text):
+        seen.append(len(text))
+
+    server.script(Reply(text="x" * 300_000))
+    response = await llm.complete(request(max_output_chars=20_000), listener)
+    assert response.truncated and response.finish_reason == "length"
+    assert response.text == "x" * 20_000
+    assert max(seen) <= 20_000, "nothing past the limit reached the channel"
+    assert "[LLM] answer cut at 20000 characters (llm.maxOutputChars)" in caplog.text
+
+
+async def test_a_huge_plain_answer_is_cut_at_the_limit(llm, server):
+    server.script(Reply(text="y" * 50_000))
+    response = await llm.complete(request(max_output_chars=1_000))
+    assert response.truncated and response.text == "y" * 1_000
+
+
+async def test_following_a_long_stream_costs_time_linear_in_its_length(llm, server):
+    joined = []
+
+    async def listener(text):
+        joined.append(len(text))
+
+    server.script(Reply(text="z" * 200_000))  # 25,000 deltas of 8 characters
+    response = await llm.complete(request(), listener)
+    assert len(response.text) == 200_000 and not response.truncated
+    assert joined[-1] == 200_000
+    # Joined on every delta, the listener's texts would add up to 2.5 billion characters.
+    assert sum(joined) < 10 * 200_000 + 4096 * 4096 // 8

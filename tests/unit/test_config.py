@@ -49,6 +49,7 @@ def test_partial_file_keeps_defaults_for_the_rest(tmp_path):
         ('{"rag": {"queryMode": "deep"}}', "rag.queryMode"),
         ('{"rateLimit": {"messagesPerMinute": 0}}', "rateLimit.messagesPerMinute"),
         ("[1, 2]", "top level must be a JSON object"),
+        ('{"llm": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
     ],
 )
 def test_invalid_edit_keeps_last_good_and_names_the_field(tmp_path, caplog, text, named):

@@ -5,9 +5,10 @@ import pytest
 from pydantic import BaseModel
 
 from bot.config import RuntimeConfig
-from bot.conversation import ChatAddress, ChatMessage, IncomingMessage, Session
+from bot.conversation import ChatAddress, ChatMessage, IncomingMessage, Session, ToolCall
 from bot.pipeline import TurnContext
 from bot.pipeline.tool_loop import ToolLoopSystem
+from bot.ports.llm import LlmResponse
 from bot.tools import ToolRegistry, builtin_tools
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.llm import ScriptedLlm, calls, llm_down, text
@@ -223,3 +224,16 @@ async def test_request_carries_the_configured_model_and_limits():
     schema = next(t for t in request.tools if t.name == "calculator").parameters
     assert json.dumps(schema)  # a plain JSON schema
     assert schema["required"] == ["expression"]
+
+
+async def test_an_answer_cut_at_the_limit_says_so_and_runs_no_tool():
+    broken = ToolCall(id="c1", name="calculator", arguments='{"expression": "1+')
+    llm = ScriptedLlm(LlmResponse("Part one", [broken], finish_reason="length", truncated=True))
+    ctx = make_ctx({"maxOutputChars": 500})
+    await loop_with(llm).process(ctx)
+    assert ctx.final_text == (
+        "Part one\n\n[The answer was cut here: it passed the limit of 500 characters "
+        "(llm.maxOutputChars).]"
+    )
+    assert len(llm.requests) == 1 and llm.requests[0].max_output_chars == 500
+    assert [m.role for m in ctx.turn_messages] == ["assistant"]

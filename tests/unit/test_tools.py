@@ -149,3 +149,11 @@ async def test_current_time_in_a_zone():
 async def test_current_time_rejects_unknown_zone():
     result = await CurrentTimeTool().run(CurrentTimeArguments(timezone="Mars/Base"), CTX)
     assert result.startswith("Error: unknown time zone 'Mars/Base'")
+
+
+@pytest.mark.parametrize("depth", [100_000, 5_000])
+async def test_arguments_nested_too_deeply_are_refused_with_a_clear_error(depth):
+    nested = '{"expression": ' + "[" * depth + "]" * depth + "}"
+    call = ToolCall(id="c1", name="calculator", arguments=nested)
+    result = await ToolRegistry([CalculatorTool()]).execute(call, CTX, ToolsConfig(), 5.0, 1000)
+    assert result == "Error: the arguments are nested too deeply. Send a flat JSON object."

@@ -32,6 +32,7 @@ from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions
 from bot.adapters.telegram.ordering import ChatOrderedProcessor
 from bot.adapters.telegram.polling import JournaledPoller
 from bot.adapters.telegram.typing_indicator import TypingIndicators
+from bot.adapters.telegram.webhook import WebhookReceiver
 from bot.commands import CommandRegistry
 from bot.config import RuntimeConfigStore
 
@@ -75,13 +76,21 @@ class TelegramBot:
         if options.inbox_path is not None:
             inbox = UpdateInbox(options.inbox_path, keep=_from_allowed_user(config))
         polls_through_inbox = inbox is not None and options.webhook is None
-        if polls_through_inbox:
-            builder = builder.updater(None)  # our poller fetches, through the inbox
-        elif inbox is not None:
-            builder = builder.update_queue(JournalingQueue(inbox))  # PTB's webhook, journaled
+        if polls_through_inbox or options.webhook is not None:
+            builder = builder.updater(None)  # our poller or webhook receiver fetches
+        if inbox is not None and options.webhook is not None:
+            builder = builder.update_queue(JournalingQueue(inbox))  # the webhook, journaled
         self.application: Application = builder.build()
         self.inbox = inbox
         self.poller: JournaledPoller | None = None
+        self.webhook: WebhookReceiver | None = None
+        if options.webhook is not None:
+            self.webhook = WebhookReceiver(
+                options.webhook.path,
+                options.webhook.secret,
+                self.application.update_queue,
+                self.application.bot,
+            )
         if polls_through_inbox:
             assert inbox is not None
             self.poller = JournaledPoller(
@@ -126,29 +135,20 @@ class TelegramBot:
                 await self.poller.start()
                 log.info("[Telegram] @%s is answering (long polling)", bot.username)
                 return
-            updater = self.application.updater
-            assert updater is not None
-            if webhook is None:
+            if webhook is not None:
+                assert self.webhook is not None
+                if self.inbox is not None:
+                    replay(self.inbox, self.application.update_queue, bot)
+                await self.webhook.start(webhook.listen, webhook.port)
+                await self._set_webhook()
+            else:
+                updater = self.application.updater
+                assert updater is not None
                 await updater.start_polling(
                     timeout=round(self.options.poll_timeout_seconds),
                     allowed_updates=ALLOWED_UPDATES,
                     bootstrap_retries=self.options.start_attempts,
                     error_callback=_log_polling_error,
-                )
-            else:
-                if self.inbox is not None:
-                    replay(self.inbox, self.application.update_queue, bot)
-                await updater.start_webhook(
-                    listen=webhook.listen,
-                    port=webhook.port,
-                    url_path=webhook.path,
-                    webhook_url=webhook.url,
-                    secret_token=webhook.secret,
-                    allowed_updates=ALLOWED_UPDATES,
-                    # One post at a time: Telegram sends the next update only once the last
-                    # is confirmed (one fsync into the inbox), so a chat's messages keep order.
-                    max_connections=1,
-                    bootstrap_retries=self.options.start_attempts,
                 )
         except TelegramError as exc:
             await self.stop()
@@ -161,6 +161,8 @@ class TelegramBot:
         app = self.application
         if self.poller is not None:
             await self.poller.stop()
+        if self.webhook is not None:
+            await self.webhook.stop()
         if app.updater is not None and app.updater.running:
             await app.updater.stop()
         if app.running:
@@ -213,6 +215,27 @@ class TelegramBot:
                         f"after {attempts} attempts: {exc}"
                     ) from None
                 log.warning("[Telegram] Bot API not reachable (%s); retrying", exc)
+                await asyncio.sleep(min(2.0**attempt, 10.0))
+
+    async def _set_webhook(self) -> None:
+        webhook = self.options.webhook
+        assert webhook is not None
+        attempts = self.options.start_attempts
+        for attempt in range(1, attempts + 1):
+            try:
+                await self.application.bot.set_webhook(
+                    url=webhook.url,
+                    secret_token=webhook.secret,
+                    allowed_updates=ALLOWED_UPDATES,
+                    # One post at a time: Telegram sends the next update only once the last
+                    # is confirmed (one fsync into the inbox), so a chat's messages keep order.
+                    max_connections=1,
+                )
+                return
+            except NetworkError as exc:
+                if attempt == attempts:
+                    raise
+                log.warning("[Telegram] setWebhook failed (%s); retrying", exc)
                 await asyncio.sleep(min(2.0**attempt, 10.0))
 
     async def _publish_menu(self) -> None:
