@@ -318,14 +318,15 @@ class ShortTermMemory:
     def _read(self, user_id: str, now: datetime) -> UserItems:
         """Load from disk, promoting episodes that became confident enough under a new config."""
         files = UserFiles(self.root, user_id)
-        items = UserItems()
         threshold = self._config().promotion_min_confidence
+        loaded: list[MemoryItem] = []
         ready: list[MemoryItem] = []
         for item in files.load(now):
             if item.layer is Layer.EPISODIC and item.confidence >= threshold:
                 item = promoted(item, now)
                 ready.append(item)
-            items.put(item)
+            loaded.append(item)
+        items = UserItems.of(loaded)  # in bulk: the same as putting each in turn
         if ready:
             self._write(user_id, ready, {item.id for item in ready})
         return items

@@ -1,0 +1,138 @@
+"""Cold start: a bulk load that equals the item-by-item one."""
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from bot.config.model import MemoryConfig
+from bot.memory.files import UserFiles
+from bot.memory.items import ItemType, Layer, new_item
+from bot.memory.packing import pack
+from bot.memory.scoring import rank
+from bot.memory.service import ShortTermMemory
+from bot.memory.text import _words_terms, tokens
+from bot.memory.user_items import UserItems
+from bot.memory.vectors import VectorIndex
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+NAME = "The user's name is Marta Kowalski."
+HOWTO = "To restart nginx, run `sudo systemctl restart nginx`."
+EPISODE = "User: my postgres backup failed again tonight → Assistant: check the cron log."
+QUERY = "postgres backup failed again tonight; restart nginx"
+QUERIES = ["postgres backup", "restart nginx", "Marta", "kayak trip to Bergen", "cron log"]
+WORDS = "nginx postgres backup cron kayak Bergen restart deploy docker-compose it's 10.0.0.5"
+
+
+def items_put_one_by_one(items):
+    """The old way to load: one `put` after another."""
+    built = UserItems()
+    for item in items:
+        built.put(item)
+    return built
+
+
+def varied_items(count, seed=3):
+    rng = random.Random(seed)
+    words = WORDS.split()
+    kinds = [ItemType.FACT, ItemType.IDENTITY, ItemType.HOWTO, ItemType.EXCHANGE, ItemType.NOTE]
+    found = []
+    for n in range(count):
+        kind = rng.choice(kinds)
+        content = " ".join(rng.choices(words, k=rng.randint(2, 8)))
+        found.append(
+            new_item(
+                kind,
+                content,
+                source=f"turn:a:{n}",
+                confidence=rng.choice([0.5, 0.7, 0.9]),
+                now=NOW - timedelta(hours=n),
+                ttl_days=90 if kind in {ItemType.EXCHANGE, ItemType.NOTE} else None,
+            )
+        )
+    return found
+
+
+def same_state(bulk, one_by_one):
+    assert list(bulk.items) == list(one_by_one.items)
+    for query in QUERIES:
+        terms = tokens(query)
+        assert bulk.lexical(terms) == one_by_one.lexical(terms)
+        assert rank(bulk, query, NOW, MemoryConfig()) == rank(
+            one_by_one, query, NOW, MemoryConfig()
+        )
+    for per_layer in (1, 3, 100):
+        assert bulk.newest(per_layer) == one_by_one.newest(per_layer)
+        assert bulk.strongest(per_layer) == one_by_one.strongest(per_layer)
+    for item in one_by_one:
+        assert bulk.by_fingerprint(item.fingerprint) == one_by_one.by_fingerprint(item.fingerprint)
+    assert [bulk.count(layer) for layer in Layer] == [one_by_one.count(layer) for layer in Layer]
+
+
+# -- the bulk build equals putting items one by one ------------------------------------------
+
+
+def test_tokens_of_a_text_are_those_of_its_words_seen_first_or_cached():
+    texts = [
+        "User: How do I restart nginx? → Assistant: Run `sudo systemctl restart nginx`.",
+        "My server is at 10.0.0.5, it's docker-compose.yaml (the user's).",
+        "ΟΔΟΣ ΣΟΦΟΣ; Меня зовут Марта, я живу в Москве.",
+        "tabs\tand\nnew lines\u00a0and O'Reilly's e.g. self-hosting",
+    ]
+    for text in texts:
+        expected = _words_terms(text.lower())
+        assert tokens(text) == expected  # chunks seen for the first time
+        assert tokens(text) == expected  # and from the cache
+
+
+def test_bulk_built_items_equal_items_put_one_by_one(monkeypatch):
+    monkeypatch.setattr("bot.memory.user_items.SORT_STEP", 4)  # sorted runs, merged
+    items = varied_items(60)  # same words, same fingerprint: later ones win it, as with put
+    bulk, one_by_one = UserItems.of(items), items_put_one_by_one(items)
+    same_state(bulk, one_by_one)
+
+    changed = items[5].model_copy(update={"content": "kayak trip to Bergen", "title": "kayak"})
+    for built in (bulk, one_by_one):
+        built.remove(items[0].id)
+        built.put(changed)
+    same_state(bulk, one_by_one)
+
+
+def test_bulk_build_refuses_a_repeated_id():
+    item = varied_items(1)[0]
+    with pytest.raises(ValueError):
+        UserItems.of([item, item])
+
+
+def test_vector_index_built_at_once_equals_one_put_at_a_time():
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(70, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"id{n}" for n in range(70)]
+    at_once = VectorIndex.of("model", 8, ids, vectors)
+    one_by_one = VectorIndex("model", 8)
+    one_by_one.put_many(ids, vectors)
+    for query in vectors[:5]:
+        assert at_once.nearest(query, 10) == one_by_one.nearest(query, 10)
+    for index in (at_once, one_by_one):
+        index.remove("id3")
+        index.put("id70", vectors[3])
+    assert at_once.nearest(vectors[3], 3) == one_by_one.nearest(vectors[3], 3)
+    assert len(VectorIndex.of("model", 8, [], np.zeros((0, 8), dtype=np.float32))) == 0
+
+
+async def test_a_reopened_memory_recalls_what_items_put_one_by_one_would(tmp_path):
+    root = tmp_path / "memory"
+    writer = ShortTermMemory(root, MemoryConfig, lambda: NOW)
+    for batch in range(4):  # repeats merge: files hold several versions of some ids
+        await writer.add("u", varied_items(40, seed=batch % 2))
+    reopened = ShortTermMemory(root, MemoryConfig, lambda: NOW)
+    recalled = {query: await reopened.recall("u", query) for query in QUERIES}
+
+    one_by_one = items_put_one_by_one(UserFiles(root, "u").load(NOW))
+    assert [item.id for item in await reopened.live_items("u")] == list(one_by_one.items)
+    config = MemoryConfig()
+    for query in QUERIES:
+        assert recalled[query] == pack(rank(one_by_one, query, NOW, config), config).text()
+    assert sum(bool(text) for text in recalled.values()) >= 3
