@@ -1,6 +1,10 @@
-"""Cold start: a bulk load that equals the item-by-item one."""
+"""Cold start: a bulk load that equals the item-by-item one, a first recall that does not wait
+for a heavy user's episodes, and writes that wait for the load."""
 
+import asyncio
+import logging
 import random
+import threading
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -8,7 +12,7 @@ import pytest
 
 from bot.config.model import MemoryConfig
 from bot.memory.files import UserFiles
-from bot.memory.items import ItemType, Layer, new_item
+from bot.memory.items import ItemType, Layer, MemoryItem, new_item
 from bot.memory.packing import pack
 from bot.memory.scoring import rank
 from bot.memory.service import ShortTermMemory
@@ -136,3 +140,130 @@ async def test_a_reopened_memory_recalls_what_items_put_one_by_one_would(tmp_pat
     for query in QUERIES:
         assert recalled[query] == pack(rank(one_by_one, query, NOW, config), config).text()
     assert sum(bool(text) for text in recalled.values()) >= 3
+
+
+def test_facts_and_howtos_are_handed_over_first_and_win_over_episodic_lines(tmp_path):
+    fact = new_item(ItemType.FACT, "The user deploys with Docker.", source="t", confidence=0.9)
+    old_episode = fact.model_copy(update={"layer": Layer.EPISODIC, "type": ItemType.EXCHANGE})
+    episode = new_item(ItemType.EXCHANGE, EPISODE, source="t", confidence=0.5, now=NOW, ttl_days=90)
+    handed: list[list[MemoryItem]] = []
+    loads = []
+    for folder, on_layered in (("staged", handed.append), ("at once", None)):
+        files = UserFiles(tmp_path / folder, "u")
+        # A promotion cut short: the old episodic line is still there, before the new one.
+        files.rewrite(files.episode_path(fact.created_at), [old_episode, episode])
+        files.rewrite(files.directory / "semantic.jsonl", [fact])
+        loads.append(files.load(NOW, on_layered))
+    assert handed == [[fact]], "the semantic line wins, and it comes first"
+    assert loads[0] == loads[1] == [fact, episode]
+
+
+# -- a first recall that does not wait for a heavy user's episodes ---------------------------
+
+
+class Gate:
+    """Holds a load in its worker thread until the test lets it go (no sleeps, no timing)."""
+
+    def __init__(self, before_facts=False):
+        self.before_facts = before_facts
+        self.reached = threading.Event()
+        self.release = threading.Event()
+
+    def hold(self):
+        self.reached.set()
+        assert self.release.wait(10), "the test never released the load"
+
+    def files(self, root, user_id):
+        gate = self
+
+        class GatedFiles(UserFiles):
+            def load(self, now, on_layered=None):
+                if gate.before_facts:
+                    gate.hold()
+
+                def then_hold(layered):
+                    on_layered(layered)
+                    if not gate.before_facts:
+                        gate.hold()  # facts and how-tos handed over; episodes not read yet
+
+                return super().load(now, then_hold if on_layered is not None else None)
+
+        return GatedFiles(root, user_id)
+
+
+async def stored_user(root):
+    writer = ShortTermMemory(root, MemoryConfig, lambda: NOW)
+    kinds = [(ItemType.IDENTITY, NAME, None), (ItemType.HOWTO, HOWTO, None)]
+    kinds.append((ItemType.EXCHANGE, EPISODE, 90))
+    stored = [  # one turn each: an exchange is not packed beside a fact of its own turn
+        new_item(kind, text, source=f"turn:a:{at}", confidence=0.7, now=NOW, ttl_days=ttl)
+        for at, (kind, text, ttl) in enumerate(kinds)
+    ]
+    return await writer.add("u", stored)
+
+
+def gated_memory(root, gate):
+    return ShortTermMemory(
+        root, MemoryConfig, lambda: NOW, first_recall_wait=0.01, user_files=gate.files
+    )
+
+
+async def loading_held(memory, gate):
+    """A load of "u" under way, held after it handed over (or before it read) the facts."""
+    load = asyncio.create_task(memory.count_for("u"))
+    assert await asyncio.to_thread(gate.reached.wait, 10)
+    return load
+
+
+async def test_the_first_recall_answers_from_facts_while_episodes_still_load(tmp_path, caplog):
+    await stored_user(tmp_path)
+    gate = Gate()
+    memory = gated_memory(tmp_path, gate)
+    load = await loading_held(memory, gate)
+
+    with caplog.at_level(logging.INFO, logger="bot.memory.service"):
+        first = await memory.recall("u", QUERY)
+    assert not gate.release.is_set() and not load.done()
+    assert "restart nginx" in first and "Marta" in first and "postgres" not in first
+    assert "still loading; recalled from their 2 facts and how-tos" in caplog.text
+
+    gate.release.set()
+    assert await load == 3
+    later = await memory.recall("u", QUERY)
+    assert "postgres backup" in later and "restart nginx" in later
+
+
+async def test_a_first_recall_before_anything_is_read_answers_empty_and_says_so(tmp_path, caplog):
+    await stored_user(tmp_path)
+    gate = Gate(before_facts=True)
+    memory = gated_memory(tmp_path, gate)
+    load = await loading_held(memory, gate)
+    with caplog.at_level(logging.INFO, logger="bot.memory.service"):
+        assert await memory.recall("u", QUERY) == ""
+    assert "still loading; recalled nothing this turn" in caplog.text
+    gate.release.set()
+    assert await load == 3
+    assert "Marta" in await memory.recall("u", QUERY)
+
+
+async def test_writes_during_a_load_wait_for_it_and_are_kept_once(tmp_path):
+    stored = await stored_user(tmp_path)
+    episode = next(item for item in stored if item.type is ItemType.EXCHANGE)
+    gate = Gate()
+    memory = gated_memory(tmp_path, gate)
+    load = await loading_held(memory, gate)
+    await memory.recall("u", QUERY)  # answered from the facts meanwhile
+
+    fact = new_item(ItemType.PREFERENCE, "The user prefers tea.", source="tool", confidence=0.9)
+    added = asyncio.create_task(memory.add("u", [fact]))
+    forgotten = asyncio.create_task(memory.forget("u", episode.id))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not added.done() and not forgotten.done(), "writes wait for the load"
+
+    gate.release.set()
+    await asyncio.gather(load, added, forgotten)
+    expected = [*(item.id for item in stored if item.id != episode.id), fact.id]
+    assert sorted(item.id for item in await memory.live_items("u")) == sorted(expected)
+    on_disk = UserFiles(tmp_path, "u").load(NOW)
+    assert sorted(item.id for item in on_disk) == sorted(expected), "nothing lost, nothing twice"
