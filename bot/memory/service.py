@@ -29,6 +29,7 @@ from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
 from bot.memory.episodes import items_from_exchange, promoted
 from bot.memory.files import UserFiles, remove_ids
+from bot.memory.heap import full_collections_paused, settle
 from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint, reworded
 from bot.memory.loading import read_items
 from bot.memory.packing import pack
@@ -389,12 +390,15 @@ class ShortTermMemory:
     ) -> UserItems:
         """Load from disk, promoting episodes that became confident enough under a new config.
 
-        Runs in a worker thread (see `read_items`).
+        Runs in a worker thread (see `read_items`), with full collections paused (see
+        `bot/memory/heap.py`).
         """
         threshold = self._config().promotion_min_confidence
-        items, ready = read_items(self._files(user_id), now, threshold, on_quick)
-        if ready:
-            self._write(user_id, ready, {item.id for item in ready})
+        with full_collections_paused():
+            items, ready = read_items(self._files(user_id), now, threshold, on_quick)
+            if ready:
+                self._write(user_id, ready, {item.id for item in ready})
+            settle(len(items))
         return items
 
     def _files(self, user_id: str) -> UserFiles:

@@ -1,7 +1,8 @@
 """Cold start: a bulk load that equals the item-by-item one, a first recall that does not wait
-for a heavy user's episodes, and writes that wait for the load."""
+for a heavy user's episodes, writes that wait for the load, and the collector kept quiet."""
 
 import asyncio
+import gc
 import logging
 import random
 import threading
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from bot.config.model import MemoryConfig
+from bot.memory import heap
 from bot.memory.files import UserFiles
 from bot.memory.items import ItemType, Layer, MemoryItem, new_item
 from bot.memory.packing import pack
@@ -267,3 +269,27 @@ async def test_writes_during_a_load_wait_for_it_and_are_kept_once(tmp_path):
     assert sorted(item.id for item in await memory.live_items("u")) == sorted(expected)
     on_disk = UserFiles(tmp_path, "u").load(NOW)
     assert sorted(item.id for item in on_disk) == sorted(expected), "nothing lost, nothing twice"
+
+
+# -- the collector --------------------------------------------------------------------------
+
+
+def test_full_collections_wait_while_loads_run_and_come_back_after_the_last():
+    before = gc.get_threshold()
+    with heap.full_collections_paused():
+        assert gc.get_threshold()[2] > 1_000_000 and gc.get_threshold()[:2] == before[:2]
+        with pytest.raises(RuntimeError), heap.full_collections_paused():
+            raise RuntimeError("a load failed")
+        assert gc.get_threshold()[2] > 1_000_000, "another load still runs"
+    assert gc.get_threshold() == before
+
+
+def test_only_a_heavy_load_is_frozen_out_of_full_collections():
+    before = gc.get_freeze_count()
+    heap.settle(heap.FREEZE_MIN_ITEMS - 1)
+    assert gc.get_freeze_count() == before
+    try:
+        heap.settle(heap.FREEZE_MIN_ITEMS)
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
