@@ -39,7 +39,7 @@ def read_items(
         on_quick(UserItems.of(layered, terms))
 
     def terms_of(item: MemoryItem) -> list[str]:
-        known = known_terms.get(item.id)  # tokenized for the quick stage already
+        known = known_terms.pop(item.id, None)  # tokenized for the quick stage already
         if known is not None and known[0] is item:
             return known[1]
         return tokens(item.search_text())
@@ -51,4 +51,4 @@ def read_items(
             item = promoted(item, now)
             ready.append(item)
         loaded.append(item)
-    return UserItems.of(loaded, [terms_of(item) for item in loaded]), ready
+    return UserItems.of(loaded, (terms_of(item) for item in loaded)), ready

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from bot.memory.index import LexicalIndex
 from bot.memory.items import Layer, MemoryItem
@@ -34,17 +34,19 @@ class UserItems:
         self._unembedded: dict[str, None] = {}
 
     @classmethod
-    def of(cls, items: Sequence[MemoryItem], terms: Sequence[list[str]] | None = None) -> UserItems:
+    def of(cls, items: Sequence[MemoryItem], terms: Iterable[list[str]] | None = None) -> UserItems:
         """The same as `put` of each item in turn (their ids distinct), in one pass: a cold load.
 
-        `terms` are the items' `tokens(search_text())`, when the caller has them already.
+        `terms` are the items' `tokens(search_text())`, when the caller has them already; an
+        iterator lets each list go once indexed (freeing 100k lists at once, in one C call,
+        would hold the GIL for tens of milliseconds).
         Each list of the strongest is sorted once rather than kept sorted item by item.
         Called in a worker thread by a cold load: nothing else may see `built` until it is
         returned.
         """
         built = cls()
         if terms is None:
-            terms = [tokens(item.search_text()) for item in items]
+            terms = (tokens(item.search_text()) for item in items)
         built._index.add_many(zip((item.id for item in items), terms, strict=True))
         for item in items:
             built.items[item.id] = item
