@@ -5,10 +5,12 @@ Items are synthetic but shaped like real ones: 80% episodes of 40-60 words, 15% 
 long postings as they would in real text. Queries of 4-10 words are drawn from the same
 distribution. Each figure is `ShortTermMemory.recall` end to end (the question embedded by the
 bundled model, candidates by BM25 and by cosine over every item's vector, fusion, scoring,
-top-k, packing, rendering) on a warm user; the first, cold recall (reading and parsing every
-file, in a worker thread) is reported apart, with the longest pause it caused to the event
-loop, i.e. to every other chat. Sizes run in one process, so machine noise hits all alike; compare
-the growth factors rather than absolute times.
+top-k, packing, rendering) on a warm user. The cold start is reported apart: the first recall
+(which waits for the load in a worker thread at most `FIRST_RECALL_WAIT`, then answers from
+the facts and how-tos read first), the time until every item is in and a recall has opened
+their vectors, and the longest pause all of it caused to the event loop, i.e. to every other
+chat. Sizes run in one process, so machine noise hits all alike; compare the growth factors
+rather than absolute times.
 
     python -m bench.memory_retrieval [--queries 200] [--sizes 1000 10000 100000]
 """
@@ -43,6 +45,10 @@ SHAPES = [
     (0.05, Layer.PROCEDURAL, ItemType.HOWTO, (12, 20)),
 ]
 TARGET_P95_10K_MS = 20.0
+TARGET_COLD_MS = 1_000.0
+"""The first recall of a user, whatever their size (it waits for their load at most 0.8 s)."""
+TARGET_PAUSE_MS = 50.0
+"""The longest the event loop (every other chat) may stall while a user's items load."""
 
 
 class Words:
@@ -120,13 +126,16 @@ async def measure_size(size: int, queries: list[str], words: Words, rng: random.
         started = time.perf_counter()
         await memory.recall(USER, queries[0])
         cold_ms = (time.perf_counter() - started) * 1000
+        await memory.search(USER, queries[0])  # waits for every item, opens their vectors
+        loaded_ms = (time.perf_counter() - started) * 1000
+        await asyncio.sleep(0.01)  # the heartbeat records a pause the last step caused
         beat.cancel()
         times = []
         for query in queries:
             started = time.perf_counter()
             await memory.recall(USER, query)
             times.append((time.perf_counter() - started) * 1000)
-        return cold_ms, max(loop_pauses, default=0.0), times
+        return cold_ms, loaded_ms, max(loop_pauses, default=0.0), times
 
 
 async def _heartbeat(pauses: list[float], every: float = 0.001) -> None:
@@ -145,16 +154,23 @@ async def measure(sizes: list[int], query_count: int) -> list[Figure]:
     figures: list[Figure] = []
     p95: dict[int, float] = {}
     for size in sizes:
-        cold_ms, longest_pause_ms, times = await measure_size(size, queries, words, rng)
+        cold_ms, loaded_ms, longest_pause_ms, times = await measure_size(size, queries, words, rng)
         p95[size] = percentile(times, 95)
         label = f"{size // 1000}k items"
         figures.append(Figure(name, f"{label}: recall + pack p50", median(times), "ms", ""))
         target = f"< {TARGET_P95_10K_MS:g} ms" if size == 10_000 else ""
         met = p95[size] < TARGET_P95_10K_MS if size == 10_000 else None
         figures.append(Figure(name, f"{label}: recall + pack p95", p95[size], "ms", target, met))
-        figures.append(Figure(name, f"{label}: first recall (load files)", cold_ms, "ms", ""))
-        pause = f"{label}: longest event-loop pause during it"
-        figures.append(Figure(name, pause, longest_pause_ms, "ms", ""))
+        cold, target = f"{label}: first recall (cold)", f"<= {TARGET_COLD_MS:g} ms"
+        figures.append(Figure(name, cold, cold_ms, "ms", target, cold_ms <= TARGET_COLD_MS))
+        loaded = f"{label}: every item in, vectors open"
+        figures.append(Figure(name, loaded, loaded_ms, "ms", ""))
+        pause, target = (
+            f"{label}: longest event-loop pause until then",
+            f"<= {TARGET_PAUSE_MS:g} ms",
+        )
+        met = longest_pause_ms <= TARGET_PAUSE_MS
+        figures.append(Figure(name, pause, longest_pause_ms, "ms", target, met))
     for smaller, larger in pairwise(sizes):
         growth = p95[larger] / p95[smaller]
         items_ratio = larger / smaller

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -32,8 +33,24 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class _FileContent:
+    items: list[MemoryItem] = field(default_factory=list)
+    """Every readable line, in order."""
     lines: int = 0
     damaged: list[str] = field(default_factory=list)
+
+
+def _latest(
+    parsed: dict[Path, _FileContent], paths: list[Path], now: datetime
+) -> dict[str, tuple[MemoryItem, Path]]:
+    """The live version of each id, with its file: a later line of an id wins, also across
+    files (in the order of `paths`), and an expired last version drops the id."""
+    latest: dict[str, tuple[MemoryItem, Path]] = {}
+    for path in paths:
+        for item in parsed[path].items:
+            # A promotion cut short by a crash leaves the old episodic line behind, and the
+            # semantic one is read later.
+            latest[item.id] = (item, path)
+    return {item_id: pair for item_id, pair in latest.items() if not pair[0].expired(now)}
 
 
 class UserFiles:
@@ -59,26 +76,35 @@ class UserFiles:
         ]
         return [*days, *(path for path in layered if path.exists())]
 
-    def load(self, now: datetime) -> list[MemoryItem]:
+    def load(
+        self,
+        now: datetime,
+        on_layered: Callable[[list[MemoryItem]], None] | None = None,
+    ) -> list[MemoryItem]:
         """Every live item: the last version of each id, expired ones dropped.
 
         Files holding old versions, damaged lines or expired items are rewritten with only
-        their live items (damaged lines are kept aside in `<file>.damaged`).
+        their live items (damaged lines are kept aside in `<file>.damaged`). The semantic and
+        procedural files are read first: `on_layered` gets their live items (facts and how-tos,
+        which no episodic line can override) before the episodes, often far more, are read.
         """
-        latest: dict[str, tuple[MemoryItem, Path]] = {}
-        contents: dict[Path, _FileContent] = {}
-        for path in self.all_files():
-            contents[path] = self._read(path, latest)
-        live = {item_id: pair for item_id, pair in latest.items() if not pair[0].expired(now)}
-        by_path: dict[Path, list[MemoryItem]] = {path: [] for path in contents}
+        files = self.all_files()
+        layered = [path for path in files if path.parent == self.directory]
+        parsed = {path: self._read(path) for path in layered}
+        if on_layered is not None:
+            on_layered([item for item, _ in _latest(parsed, layered, now).values()])
+        parsed.update((path, self._read(path)) for path in files if path not in parsed)
+        live = _latest(parsed, files, now)
+        by_path: dict[Path, list[MemoryItem]] = {path: [] for path in files}
         for item, path in live.values():
             by_path[path].append(item)
-        for path, content in contents.items():
+        for path in files:
+            content = parsed[path]
             if content.lines != len(by_path[path]):
                 self._compact(path, by_path[path], content.damaged)
         return [item for item, _ in live.values()]
 
-    def _read(self, path: Path, latest: dict[str, tuple[MemoryItem, Path]]) -> _FileContent:
+    def _read(self, path: Path) -> _FileContent:
         content = _FileContent()
         try:
             raw = path.read_bytes()
@@ -90,15 +116,11 @@ class UserFiles:
                 continue
             content.lines += 1
             try:
-                item = MemoryItem.model_validate_json(line)
+                content.items.append(MemoryItem.model_validate_json(line))
             except ValidationError as exc:
                 reason = exc.errors(include_url=False)[0]["msg"]
                 log.warning("[Memory] %s line %d is damaged (%s); skipped", path, number, reason)
                 content.damaged.append(line.decode("utf-8", "replace"))
-                continue
-            # A later line of the same id wins, also across files: a promotion cut short by a
-            # crash leaves the old episodic line behind, and the semantic one is read later.
-            latest[item.id] = (item, path)
         return content
 
     def _compact(self, path: Path, items: list[MemoryItem], damaged: list[str]) -> None:

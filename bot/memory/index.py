@@ -47,6 +47,25 @@ class LexicalIndex:
         self._length[item_id] = len(terms)
         self._total_length += len(terms)
 
+    def add_many(self, entries: Iterable[tuple[str, list[str]]]) -> None:
+        """`add` of each (item id, terms) in turn, without its per-call overhead (a cold load)."""
+        postings, terms_of, length = self._postings, self._terms_of, self._length
+        total = 0
+        for item_id, terms in entries:
+            if item_id in length:
+                self.remove(item_id)
+            counts = Counter(terms)
+            for term, tf in counts.items():
+                posting = postings.get(term)
+                if posting is None:
+                    postings[term] = {item_id: tf}
+                else:
+                    posting[item_id] = tf
+            terms_of[item_id] = tuple(counts)
+            length[item_id] = len(terms)
+            total += len(terms)
+        self._total_length += total
+
     def remove(self, item_id: str) -> None:
         for term in self._terms_of.pop(item_id, ()):
             posting = self._postings[term]

@@ -157,10 +157,10 @@ class SemanticMemory:
         async with self._lock_of(user_id):
             if items.vectors is not None and items.vectors.model_id == model_id:
                 return
-            ids, vectors = await asyncio.to_thread(file.load, set(items.items))
-            index = VectorIndex(model_id, dimensions)
-            index.put_many(ids, vectors)
-            items.open_vectors(index)
+            # Held lock: no write changes the items while the thread reads their vectors.
+            wanted = list(items.items)
+            index, missing = await asyncio.to_thread(_read_index, file, model_id, wanted)
+            items.open_vectors(index, missing)
 
     async def _drop_other_models(self, user_id: str, items: UserItems) -> None:
         index = items.vectors
@@ -194,3 +194,13 @@ class SemanticMemory:
         if self._failures:
             log.info("[Memory] embeddings are back")
         self._failures = 0
+
+
+def _read_index(
+    file: VectorFile, model_id: str, wanted: list[str]
+) -> tuple[VectorIndex, list[str]]:
+    """The vectors of `wanted` items in `file`, indexed, and the items without one (in a
+    worker thread: 100k rows would pause the event loop)."""
+    ids, vectors = file.load(set(wanted))
+    index = VectorIndex.of(model_id, file.dimensions, ids, vectors)
+    return index, [item_id for item_id in wanted if item_id not in index]

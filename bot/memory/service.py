@@ -6,6 +6,12 @@ Each user's items live in their own files (`UserFiles`) and, once used, in memor
 files at a time; different users never wait for each other. Reads need no lock once a user is
 loaded: every change updates the in-memory items on the event loop before its fsync starts,
 so the next turn sees it at once.
+
+Loading a user reads and indexes every item in a worker thread, under the user's lock, so
+every write waits for it. A recall waits for it at most `FIRST_RECALL_WAIT`: a heavy user's
+first message is answered from their facts and how-tos, read first, while the episodes
+still load. The thread builds each piece whole and hands it to the event loop, which never
+sees a structure the thread is still changing.
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ from bot.config.model import MemoryConfig
 from bot.conversation import Speaker, utc_now
 from bot.memory.episodes import items_from_exchange, promoted
 from bot.memory.files import UserFiles, remove_ids
+from bot.memory.heap import full_collections_paused, settle
 from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint, reworded
+from bot.memory.loading import read_items
 from bot.memory.packing import pack
 from bot.memory.scoring import ScoredItem, rank
 from bot.memory.semantic import SemanticMemory
@@ -34,6 +42,10 @@ log = logging.getLogger(__name__)
 
 REPEAT_WEIGHT = 0.8
 """How much a repeat counts as fresh evidence: 0.5 twice gives 0.7, three times 0.82."""
+
+FIRST_RECALL_WAIT = 0.8
+"""Seconds a recall waits for a user's items still loading (100k items take seconds) before it
+answers from what is in already: their facts and how-tos, or nothing."""
 
 
 @dataclass(frozen=True)
@@ -57,19 +69,25 @@ class ShortTermMemory:
         cached_users: int = 64,
         embedder: EmbeddingPort | None = None,
         timer: Callable[[], float] = time.monotonic,
+        first_recall_wait: float = FIRST_RECALL_WAIT,
+        user_files: Callable[[Path, str], UserFiles] = UserFiles,
     ) -> None:
         self.root = root
+        self._user_files = user_files
         self._config = config
         self._clock = clock
         self._cached_users = cached_users
+        self._first_recall_wait = first_recall_wait
         self._loaded: OrderedDict[str, UserItems] = OrderedDict()
+        self._loading: dict[str, _Loading] = {}
+        self._load_tasks: dict[str, asyncio.Task[UserItems]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._background: set[asyncio.Task[object]] = set()
         self._semantic = (
             SemanticMemory(
                 embedder,
                 lambda: config().embeddings,
-                lambda user_id: UserFiles(root, user_id).directory,
+                lambda user_id: user_files(root, user_id).directory,
                 self._loaded.get,
                 self._lock,
                 timer,
@@ -88,8 +106,9 @@ class ShortTermMemory:
     async def recall(self, user_id: str, query: str) -> str:
         """The `# Memory` pack for this user and message; empty when nothing scores enough."""
         config = self._config()
-        items = await self._items(user_id)
-        vector = await self._query_vector(user_id, items, query)
+        items, whole = await self._items_for_recall(user_id)
+        # Vectors open only over a user's whole set of items.
+        vector = await self._query_vector(user_id, items, query) if whole else None
         packed = pack(rank(items, query, self._clock(), config, vector), config)
         if packed.lines:
             log.info("[Memory] recalled %d items (%d tokens)", len(packed.lines), packed.tokens)
@@ -239,7 +258,7 @@ class ShortTermMemory:
             items.put(new)
 
             def write() -> None:
-                files = UserFiles(self.root, user_id)
+                files = self._files(user_id)
                 files.append([new])
                 if files.path_for(old) != files.path_for(new):
                     remove_ids(files.path_for(old), {item_id})
@@ -272,14 +291,15 @@ class ShortTermMemory:
             items = await self._load_locked(user_id)
             count = len(items)
             self._loaded.pop(user_id, None)
-            await asyncio.to_thread(UserFiles(self.root, user_id).delete_all)
+            await asyncio.to_thread(self._files(user_id).delete_all)
             log.info("[Memory] forgot all %d items of a user", count)
             return count
 
     async def drain(self) -> None:
         """Wait for writes still running in the background (at shutdown, and in tests)."""
-        while self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
+        while self._background or self._load_tasks:
+            pending = [*self._background, *self._load_tasks.values()]
+            await asyncio.gather(*pending, return_exceptions=True)
         if self._semantic is not None:
             await self._semantic.drain()
 
@@ -291,7 +311,7 @@ class ShortTermMemory:
         return await self._semantic.query_vector(user_id, items, query)
 
     def _write(self, user_id: str, stored: list[MemoryItem], promoted_ids: set[str]) -> None:
-        files = UserFiles(self.root, user_id)
+        files = self._files(user_id)
         files.append(stored)
         left_behind: dict[Path, set[str]] = defaultdict(set)
         for item in stored:
@@ -301,7 +321,7 @@ class ShortTermMemory:
             remove_ids(day_file, item_ids)
 
     def _erase(self, user_id: str, item: MemoryItem) -> None:
-        files = UserFiles(self.root, user_id)
+        files = self._files(user_id)
         remove_ids(files.path_for(item), {item.id})
         remove_ids(files.episode_path(item.created_at), {item.id})
 
@@ -313,11 +333,44 @@ class ShortTermMemory:
         async with self._lock(user_id):
             return await self._load_locked(user_id)
 
+    async def _items_for_recall(self, user_id: str) -> tuple[UserItems, bool]:
+        """The user's items and True, waiting at most `FIRST_RECALL_WAIT` for a load (see the
+        module docstring); else what is in by then and False, with one log line."""
+        items = self._loaded.get(user_id)
+        if items is not None:
+            self._loaded.move_to_end(user_id)
+            return items, True
+        task = self._load_tasks.get(user_id)
+        if task is None:
+            task = asyncio.create_task(self._items(user_id), name=f"memory-load:{user_id}")
+            self._load_tasks[user_id] = task
+            task.add_done_callback(lambda done: self._load_done(user_id, done))
+        await asyncio.wait({task}, timeout=self._first_recall_wait)
+        if task.done():
+            return task.result(), True
+        loading = self._loading.get(user_id)
+        quick = loading.quick if loading is not None else None
+        if quick is None:
+            log.info("[Memory] a user's items are still loading; recalled nothing this turn")
+            return UserItems(), False
+        log.info(
+            "[Memory] a user's items are still loading; recalled from their %d facts and "
+            "how-tos this turn",
+            len(quick),
+        )
+        return quick, False
+
+    def _load_done(self, user_id: str, task: asyncio.Task[UserItems]) -> None:
+        if self._load_tasks.get(user_id) is task:
+            del self._load_tasks[user_id]
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("[Memory] loading a user's items failed: %s", task.exception())
+
     async def _load_locked(self, user_id: str) -> UserItems:
         items = self._loaded.get(user_id)
         if items is None:
-            if UserFiles(self.root, user_id).directory.exists():
-                items = await asyncio.to_thread(self._read, user_id, self._clock())
+            if self._files(user_id).directory.exists():
+                items = await self._read_in_thread(user_id)
             else:
                 items = UserItems()  # a new user: nothing to read, no thread to wait for
             self._loaded[user_id] = items
@@ -326,20 +379,41 @@ class ShortTermMemory:
         self._loaded.move_to_end(user_id)
         return items
 
-    def _read(self, user_id: str, now: datetime) -> UserItems:
-        """Load from disk, promoting episodes that became confident enough under a new config."""
-        files = UserFiles(self.root, user_id)
-        items = UserItems()
+    async def _read_in_thread(self, user_id: str) -> UserItems:
+        """`_read` in a worker thread; its facts and how-tos reach `_loading` on the loop."""
+        loading = self._loading[user_id] = _Loading()
+        loop = asyncio.get_running_loop()
+
+        def hand_over(quick: UserItems) -> None:  # called in the thread, runs on the loop
+            loop.call_soon_threadsafe(setattr, loading, "quick", quick)
+
+        try:
+            return await asyncio.to_thread(self._read, user_id, self._clock(), hand_over)
+        finally:
+            if self._loading.get(user_id) is loading:
+                del self._loading[user_id]
+
+    def _read(
+        self,
+        user_id: str,
+        now: datetime,
+        on_quick: Callable[[UserItems], None] | None = None,
+    ) -> UserItems:
+        """Load from disk, promoting episodes that became confident enough under a new config.
+
+        Runs in a worker thread (see `read_items`), with full collections paused (see
+        `bot/memory/heap.py`).
+        """
         threshold = self._config().promotion_min_confidence
-        ready: list[MemoryItem] = []
-        for item in files.load(now):
-            if item.layer is Layer.EPISODIC and item.confidence >= threshold:
-                item = promoted(item, now)
-                ready.append(item)
-            items.put(item)
-        if ready:
-            self._write(user_id, ready, {item.id for item in ready})
+        with full_collections_paused():
+            items, ready = read_items(self._files(user_id), now, threshold, on_quick)
+            if ready:
+                self._write(user_id, ready, {item.id for item in ready})
+            settle(len(items))
         return items
+
+    def _files(self, user_id: str) -> UserFiles:
+        return self._user_files(self.root, user_id)
 
     def _lock(self, user_id: str) -> asyncio.Lock:
         return self._locks.setdefault(user_id, asyncio.Lock())
@@ -348,6 +422,14 @@ class ShortTermMemory:
         self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.warning("[Memory] storing an exchange failed: %s", task.exception())
+
+
+class _Loading:
+    """A user's items being read in a worker thread."""
+
+    def __init__(self) -> None:
+        self.quick: UserItems | None = None
+        """Their facts and how-tos, once the thread has read and indexed them."""
 
 
 def _background_name(user_id: str) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+import heapq
+from collections.abc import Iterable, Iterator, Sequence
 
 from bot.memory.index import LexicalIndex
 from bot.memory.items import Layer, MemoryItem
@@ -31,6 +32,34 @@ class UserItems:
         self._prior: dict[str, float] = {}
         self._vectors: VectorIndex | None = None
         self._unembedded: dict[str, None] = {}
+
+    @classmethod
+    def of(cls, items: Sequence[MemoryItem], terms: Iterable[list[str]] | None = None) -> UserItems:
+        """The same as `put` of each item in turn (their ids distinct), in one pass: a cold load.
+
+        `terms` are the items' `tokens(search_text())`, when the caller has them already; an
+        iterator lets each list go once indexed (freeing 100k lists at once, in one C call,
+        would hold the GIL for tens of milliseconds).
+        Each list of the strongest is sorted once rather than kept sorted item by item.
+        Called in a worker thread by a cold load: nothing else may see `built` until it is
+        returned.
+        """
+        built = cls()
+        if terms is None:
+            terms = (tokens(item.search_text()) for item in items)
+        built._index.add_many(zip((item.id for item in items), terms, strict=True))
+        for item in items:
+            built.items[item.id] = item
+            if item.fingerprint:
+                built._by_fingerprint[item.fingerprint] = item.id
+            built._newest[item.layer][item.id] = None
+            prior = built._prior[item.id] = static_prior(item)
+            built._strongest[item.layer].append((prior, item.id))
+        if len(built.items) != len(items):
+            raise ValueError("UserItems.of needs distinct item ids")
+        for layer, ranked in built._strongest.items():
+            built._strongest[layer] = _sorted_in_steps(ranked)
+        return built
 
     def __len__(self) -> int:
         return len(self.items)
@@ -78,10 +107,16 @@ class UserItems:
         """The vectors of the embedding model in use, once memory has opened them."""
         return self._vectors
 
-    def open_vectors(self, index: VectorIndex) -> None:
-        """Use `index` from now on; the items it lacks are the ones left to embed."""
+    def open_vectors(self, index: VectorIndex, missing: list[str] | None = None) -> None:
+        """Use `index` from now on; the items it lacks are the ones left to embed.
+
+        `missing` is those items, in order, when the caller found them already (a worker
+        thread, while no write could change the items).
+        """
         self._vectors = index
-        self._unembedded = {item_id: None for item_id in self.items if item_id not in index}
+        if missing is None:
+            missing = [item_id for item_id in self.items if item_id not in index]
+        self._unembedded = dict.fromkeys(missing)
 
     def embedded(self, item_ids: list[str], vectors: Vectors) -> None:
         """Vectors for these items arrived (items forgotten meanwhile are skipped)."""
@@ -135,3 +170,17 @@ class UserItems:
 
     def count(self, layer: Layer) -> int:
         return len(self._newest[layer])
+
+
+SORT_STEP = 4_096
+"""Entries sorted in one C call at most by `_sorted_in_steps`."""
+
+
+def _sorted_in_steps(entries: list[tuple[float, str]]) -> list[tuple[float, str]]:
+    """`sorted(entries)`. A long list is sorted in runs merged by `heapq.merge`, which is
+    Python code: sorting 80k entries in one call would hold the GIL, and so pause the event
+    loop, for some 50 ms; between steps the loop gets its turn."""
+    if len(entries) <= SORT_STEP:
+        return sorted(entries)
+    runs = [sorted(entries[at : at + SORT_STEP]) for at in range(0, len(entries), SORT_STEP)]
+    return list(heapq.merge(*runs))

@@ -59,6 +59,28 @@ class VectorIndex:
             at = self._append_row(item_id)
         self._matrix[at] = row
 
+    @classmethod
+    def of(
+        cls, model_id: str, dimensions: int, item_ids: list[str], vectors: Vectors
+    ) -> VectorIndex:
+        """`put_many` on a new index, in one copy rather than row by row (100k rows opened on
+        the event loop paused it for half a second). Ids must be distinct; `vectors` is kept."""
+        index = cls(model_id, dimensions)
+        if len(set(item_ids)) != len(item_ids):
+            raise ValueError("VectorIndex.of needs distinct item ids")
+        if item_ids:
+            matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+            if matrix.shape != (len(item_ids), dimensions):
+                raise ValueError(
+                    f"{matrix.shape} vectors, expected ({len(item_ids)}, {dimensions})"
+                )
+            index._matrix = matrix
+            index._alive = np.ones(len(item_ids), dtype=bool)
+            index._ids = list(item_ids)
+            index._row = {item_id: at for at, item_id in enumerate(index._ids)}
+            index._used = len(item_ids)
+        return index
+
     def put_many(self, item_ids: list[str], vectors: Vectors) -> None:
         for item_id, vector in zip(item_ids, vectors, strict=True):
             self.put(item_id, vector)
