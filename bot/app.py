@@ -61,6 +61,8 @@ class BotApp:
     indexer: RagIndexer
     embedder: ConfiguredEmbedder
     extractor: LlmFactExtractor
+    memory_stores: list[UserMemoryStore]
+    """What `/memory` counts and `/forget all` empties; a channel may add its own."""
 
     @classmethod
     def build(cls, settings: Settings, llm: LlmPort | None = None) -> BotApp:
@@ -93,10 +95,10 @@ class BotApp:
         indexer = RagIndexer(queue, rag, ledger, config)
         long_term = LongTermDocuments(queue, ledger, rag)
         # What `/memory` counts and `/forget all` empties, per user.
-        memory_stores: list[UserMemoryStore] = [memory, long_term]
+        sessions = JsonSessionStore(data / "sessions")
+        memory_stores: list[UserMemoryStore] = [memory, long_term, sessions]
 
         tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember)])
-        sessions = JsonSessionStore(data / "sessions")
         pipeline = Pipeline(
             [
                 ContextBuildingSystem(PromptFiles(settings.prompts_dir), tools, memory, rag),
@@ -131,6 +133,7 @@ class BotApp:
             indexer,
             embedder,
             extractor,
+            memory_stores,
         )
 
     async def start(self) -> None:
@@ -148,7 +151,10 @@ class BotApp:
         """The Telegram channel driving this app (PTB is imported only when it is used)."""
         from bot.adapters.telegram import TelegramBot
 
-        return TelegramBot(self.handle, self.config, self.commands, options)
+        bot = TelegramBot(self.handle, self.config, self.commands, options)
+        if bot.inbox is not None:  # it keeps users' messages on disk until compacted
+            self.memory_stores.append(bot.inbox)
+        return bot
 
     async def aclose(self) -> None:
         """Finish memory writes, drain the index queue for a bounded time, close clients."""

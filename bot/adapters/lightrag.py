@@ -196,7 +196,7 @@ class LightRagAdapter:
         rag = self._config.current().rag
         try:
             answer = await self._call(
-                rag, "DELETE", "/documents/delete_document", {"doc_ids": doc_ids}
+                rag, "DELETE", "/documents/delete_document", _delete_body(doc_ids)
             )
         except _Failure as exc:
             self._log_failure("Delete", exc)
@@ -344,6 +344,12 @@ def candidate_limits(owners: int) -> dict[str, int]:
 def query_weight(text: str) -> int:
     """Length as the server counts it: a CJK character counts as two."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _delete_body(doc_ids: list[str]) -> dict[str, Any]:
+    """Also the server's cached LLM extractions of those documents: they hold the words, and
+    a later rebuild of a shared entity would read them (LightRAG keeps them by default)."""
+    return {"doc_ids": doc_ids, "delete_llm_cache": True}
 
 
 def _url(rag: RagConfig, path: str) -> str:

@@ -41,7 +41,13 @@ RECENTLY_DONE = 2_000
 
 
 class UpdateInbox:
-    """Raw update JSON by update id, pending until marked done; one file, append-only."""
+    """Raw update JSON by update id, pending until marked done; one file, append-only.
+
+    Also a `UserMemoryStore`: handled updates stay in the file until it is compacted, so
+    `/forget all` compacts it at once, and counts the user's handled messages that went.
+    """
+
+    label = "received Telegram messages kept on disk"
 
     def __init__(self, path: Path, keep: Callable[[dict[str, Any]], bool]) -> None:
         self.path = path
@@ -108,6 +114,32 @@ class UpdateInbox:
         self._done_since_compaction += 1
         if self._done_since_compaction >= COMPACT_AFTER_DONE:
             self._compact()
+
+    async def count_for(self, user_id: str) -> int:
+        return len(await asyncio.to_thread(self._handled_of, user_id))
+
+    async def forget_user(self, user_id: str) -> int:
+        """Rewrite the file without handled updates; an update still pending (this very
+        command among them) is kept until its turn is over."""
+        handled = await asyncio.to_thread(self._handled_of, user_id)
+        self._compact()
+        return len(handled)
+
+    def _handled_of(self, user_id: str) -> list[int]:
+        """Ids of the user's updates in the file that are already handled."""
+        try:
+            lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+        found: dict[int, None] = {}
+        for line in lines:
+            try:
+                update = json.loads(line).get("update")
+                if update and _sender(update) == user_id:
+                    found[int(update["update_id"])] = None
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+        return [update_id for update_id in found if update_id not in self._pending]
 
     def _load(self) -> None:
         try:
@@ -199,6 +231,14 @@ class JournalingQueue(asyncio.Queue[object]):
         if isinstance(item, Update) and not await keep_in(self.inbox, [item]):
             return
         await super().put(item)
+
+
+def _sender(update: dict[str, Any]) -> str | None:
+    """The id of whoever sent the update's message, edit or post."""
+    for value in update.values():
+        if isinstance(value, dict) and isinstance(value.get("from"), dict):
+            return str(value["from"].get("id"))
+    return None
 
 
 def _as_json(update: Update) -> dict[str, Any]:

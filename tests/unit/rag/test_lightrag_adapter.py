@@ -248,11 +248,12 @@ async def test_index_outcomes_are_typed_for_the_worker(adapter):
 
 
 @respx.mock
-async def test_delete_sends_ids_and_a_busy_server_is_retryable(adapter):
+async def test_delete_sends_ids_with_their_extraction_cache_and_busy_is_retryable(adapter):
     route = respx.delete(f"{URL}/documents/delete_document")
     route.respond(json={"status": "deletion_started", "message": "", "doc_id": "a, b"})
     await adapter.delete(["a", "b"])
-    assert json.loads(route.calls.last.request.content) == {"doc_ids": ["a", "b"]}
+    sent = json.loads(route.calls.last.request.content)
+    assert sent == {"doc_ids": ["a", "b"], "delete_llm_cache": True}
     route.respond(json={"status": "busy", "message": "pipeline busy", "doc_id": "a"})
     with pytest.raises(RagUnavailable):
         await adapter.delete(["a"])

@@ -243,6 +243,21 @@ async def test_forget_removes_queued_and_deletes_recorded_and_discovered_documen
     assert [item.document.owner for item in queue.all()] == ["222"]
 
 
+async def test_forget_deletes_the_users_documents_set_aside_as_refused(tmp_path):
+    rag = FakeRag()
+    rag.down = True
+    queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
+    for owner in ("111", "222"):
+        await queue.put(doc(owner, text=f"Refused words of {owner}"))
+        queue.set_aside(queue.oldest(), "HTTP 413: too large")
+    store = LongTermDocuments(queue, ledger, rag)
+    assert await store.count_for("111") == 1
+    assert await store.forget_user("111") == 1
+    left = " ".join(p.read_text() for p in (tmp_path / "failed").iterdir())
+    assert "of 111" not in left and "of 222" in left
+    assert len(list((tmp_path / "failed").iterdir())) == 2, "the other's document and reason"
+
+
 async def test_forget_without_lightrag_touches_no_server(tmp_path):
     rag = FakeRag()
     rag.down = True
