@@ -31,7 +31,7 @@ from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
 from bot.rag.queue import IndexQueue
-from bot.rag.status import RagStatus, shared_memory_warning
+from bot.rag.status import RagStatus
 from bot.settings import Settings
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
@@ -108,6 +108,7 @@ class BotApp:
                 ResponseRoutingSystem(),
             ]
         )
+        rag_status = RagStatus(config, rag, queue, long_term, ledger.owner_count)
         commands = CommandRegistry()
         CoreCommands(
             registry=commands,
@@ -115,7 +116,7 @@ class BotApp:
             config=config,
             tools=tools,
             llm_endpoint=describe_endpoint(settings.openai_base_url),
-            status_providers=[remember, RagStatus(config, rag, queue, long_term)],
+            status_providers=[remember, rag_status],
         ).register()
         MemoryCommands(commands, memory, memory_stores, remember, extractor).register()
         runner = TurnRunner(pipeline, sessions, config, commands, remembering=remember)
@@ -140,9 +141,8 @@ class BotApp:
         """Start background work: the index worker sends what earlier runs left queued."""
         self.indexer.start()
         await self.embedder.warm_up()
-        warning = shared_memory_warning(self.config.current())
-        if warning:
-            log.warning("[RAG] %s", warning)
+        if self.config.current().rag.enabled:
+            self.rag.retrieval_style(self.config.current())  # logs a refused `answer` style
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         await self.runner.handle(message, channel)

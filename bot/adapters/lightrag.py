@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from bot.config import RuntimeConfigStore
+from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.config.model import RagConfig
 from bot.ports.rag import (
     IndexReceipt,
@@ -30,6 +30,7 @@ from bot.ports.rag import (
 from bot.rag.circuit import CircuitBreaker, CircuitState
 from bot.rag.context import QueryData, render_context
 from bot.rag.documents import RagDocument, owner_tag_of, tag
+from bot.rag.style import answer_style_refusal, effective_style, refusal_notice
 from bot.words import content_words
 
 log = logging.getLogger("bot.rag")
@@ -96,13 +97,15 @@ class LightRagAdapter:
         self.breaker = breaker or CircuitBreaker()
         self._stalled: asyncio.Event | None = None
         """Set when a query times out: the other queries in flight give up at once."""
+        self._refusal_logged: str | None = None
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
     # -- RagPort ---------------------------------------------------------------------------
     async def query(self, text: str, mode: str, owner: str) -> str:
-        rag = self._config.current().rag
+        config = self._config.current()
+        rag = config.rag
         text = text.strip()
         if not rag.enabled or query_weight(text) < MIN_QUERY_WEIGHT:
             return ""
@@ -110,7 +113,7 @@ class LightRagAdapter:
         if rag.query_keywords == "bot":
             body |= query_keywords(body["query"])
         try:
-            if rag.retrieval_style == "answer":
+            if self.retrieval_style(config) == "answer":
                 answer = _AnswerResponse.model_validate(
                     await self._call(rag, "POST", "/query", body, on_turn_path=True)
                 )
@@ -133,6 +136,16 @@ class LightRagAdapter:
         if found.status != "success":
             return ""
         return render_context(found.data.owned_by(owner), rag.context_max_chars)
+
+    def retrieval_style(self, config: RuntimeConfig) -> str:
+        """The configured style, but `context` while `answer` could show one user another's
+        words (`bot/rag/style.py`); logged once each time such a refusal begins."""
+        owners = self._owners() if self._owners else 1
+        refusal = answer_style_refusal(config, owners)
+        if refusal and refusal != self._refusal_logged:
+            log.warning("[RAG] %s", refusal_notice(refusal))
+        self._refusal_logged = refusal
+        return effective_style(config, owners)
 
     async def index(self, document: RagDocument) -> IndexReceipt:
         rag = self._config.current().rag
