@@ -93,6 +93,7 @@ class BotApp:
         rag = LightRagAdapter(config, settings.rag_api_key, owners=ledger.owner_count)
         queue = IndexQueue(data / "rag" / "queue")
         indexer = RagIndexer(queue, rag, ledger, config)
+        rag.breaker.on_recovery = indexer.server_is_back  # queued documents go once it is back
         long_term = LongTermDocuments(queue, ledger, rag)
         # What `/memory` counts and `/forget all` empties, per user.
         sessions = JsonSessionStore(data / "sessions")
