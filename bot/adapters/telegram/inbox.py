@@ -12,6 +12,10 @@ Each start of an update's turn is counted with a `start` line, written before th
 a message whose turn crashed or was cut short twice is recognised at its third start, and is
 answered with an apology instead of freezing or killing the bot once more.
 
+While a reply streams, the ids of the preview messages shown so far are kept with the update
+(a `preview` line, cleared once the answer is final): a replay after a kill deletes that
+half-written preview before answering again.
+
 Lines are ASCII JSON: a message may carry half an emoji (a lone UTF-16 surrogate), which has
 no UTF-8 form but does have a JSON escape.
 
@@ -54,6 +58,7 @@ class UpdateInbox:
         self._keep = keep
         self._pending: dict[int, dict[str, Any]] = {}
         self._starts: dict[int, int] = {}  # pending update id -> turns started
+        self._previews: dict[int, list[int]] = {}  # pending update id -> unfinished preview
         self._recently_done: dict[int, None] = {}  # insertion-ordered, trimmed to RECENTLY_DONE
         self._done_since_compaction = 0
         self.last_update_id = 0
@@ -103,12 +108,32 @@ class UpdateInbox:
             log.error("[Telegram] could not count a start of update %d: %s", update_id, exc)
         return self._starts[update_id]
 
+    def preview_shown(self, update_id: int, message_ids: list[int]) -> None:
+        """The messages of the update's reply shown so far, still a preview; [] once the
+        reply is final. (Not fsynced, like `started`: a `kill -9` keeps what was written.)"""
+        if update_id not in self._pending or self._previews.get(update_id, []) == message_ids:
+            return
+        if message_ids:
+            self._previews[update_id] = list(message_ids)
+        else:
+            self._previews.pop(update_id, None)
+        try:
+            line = json.dumps({"preview": update_id, "ids": message_ids}) + "\n"
+            self._append(line, durable=False)
+        except OSError as exc:
+            log.error("[Telegram] could not note the preview of update %d: %s", update_id, exc)
+
+    def leftover_preview(self, update_id: int) -> list[int]:
+        """Preview messages a cut-short turn of this update left behind."""
+        return list(self._previews.get(update_id, []))
+
     def done(self, update_id: int) -> None:
         """The update was handled; it will not be replayed. (Not fsynced: a lost `done`
         line only means a replay, which the session recognises.)"""
         if self._pending.pop(update_id, None) is None:
             return
         self._starts.pop(update_id, None)
+        self._previews.pop(update_id, None)
         self._handled(update_id)
         self._append(json.dumps({"done": update_id}) + "\n", durable=False)
         self._done_since_compaction += 1
@@ -156,6 +181,16 @@ class UpdateInbox:
                     self._pending[update_id] = entry["update"]
                     if entry.get("starts"):
                         self._starts[update_id] = int(entry["starts"])
+                    if entry.get("preview"):
+                        self._previews[update_id] = [int(i) for i in entry["preview"]]
+                elif "preview" in entry:
+                    update_id = int(entry["preview"])
+                    if update_id in self._pending:
+                        ids = [int(i) for i in entry.get("ids") or []]
+                        if ids:
+                            self._previews[update_id] = ids
+                        else:
+                            self._previews.pop(update_id, None)
                 elif "start" in entry:
                     update_id = int(entry["start"])
                     if update_id in self._pending:
@@ -164,6 +199,7 @@ class UpdateInbox:
                     update_id = int(entry["done"])
                     self._pending.pop(update_id, None)
                     self._starts.pop(update_id, None)
+                    self._previews.pop(update_id, None)
                     self._handled(update_id)
                 else:
                     update_id = int(entry["seen"])
@@ -181,14 +217,17 @@ class UpdateInbox:
             del self._recently_done[next(iter(self._recently_done))]
 
     def _compact(self) -> None:
-        """Rewrite the file with only what is pending (and how often each was started), plus
-        where polling resumes."""
+        """Rewrite the file with only what is pending (how often each was started, what
+        preview it left), plus where polling resumes."""
         lines = [json.dumps({"seen": self.last_update_id})] if self.last_update_id else []
         for update in self.pending():
-            starts = self._starts.get(int(update["update_id"]), 0)
-            lines.append(
-                json.dumps({"update": update, "starts": starts} if starts else {"update": update})
-            )
+            update_id = int(update["update_id"])
+            entry: dict[str, Any] = {"update": update}
+            if self._starts.get(update_id):
+                entry["starts"] = self._starts[update_id]
+            if self._previews.get(update_id):
+                entry["preview"] = self._previews[update_id]
+            lines.append(json.dumps(entry))
         write_atomic(self.path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
         self._done_since_compaction = 0
 
