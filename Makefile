@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 LIGHTRAG_VENV := lightrag/.venv
 
-.PHONY: run test test-fast lint bench setup lightrag lightrag-setup clean
+.PHONY: run test test-fast lint bench setup lock lightrag lightrag-setup clean
 
 run: $(VENV)/.installed  ## set up, then chat (Telegram if TELEGRAM_BOT_TOKEN is set, else the terminal)
 	$(BIN)/python -m bot
@@ -25,11 +25,22 @@ bench: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed  ## every benchmark, as sa
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# Installs exactly the versions in requirements.lock, then the bot itself without resolving.
+$(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
+
+lock:  ## pin the newest versions pyproject.toml allows into requirements.lock (fresh venv)
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet --upgrade pip
+	.venv-lock/bin/python -m pip install --quiet ".[dev]"
+	( echo '# Every package `make` installs, pinned: regenerate with `make lock` after editing pyproject.toml.'; \
+	  .venv-lock/bin/python -m pip freeze --exclude-editable | grep -v '^memory-bot' ) > requirements.lock
+	rm -rf .venv-lock
 
 lightrag: $(LIGHTRAG_VENV)/.installed  ## a LightRAG server on loopback from lightrag/.env, no Docker
 	$(LIGHTRAG_VENV)/bin/python lightrag/serve.py

@@ -31,7 +31,7 @@ from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
 from bot.rag.queue import IndexQueue
-from bot.rag.status import RagStatus, shared_memory_warning
+from bot.rag.status import RagStatus
 from bot.settings import Settings
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
@@ -61,6 +61,8 @@ class BotApp:
     indexer: RagIndexer
     embedder: ConfiguredEmbedder
     extractor: LlmFactExtractor
+    memory_stores: list[UserMemoryStore]
+    """What `/memory` counts and `/forget all` empties; a channel may add its own."""
 
     @classmethod
     def build(cls, settings: Settings, llm: LlmPort | None = None) -> BotApp:
@@ -91,12 +93,13 @@ class BotApp:
         rag = LightRagAdapter(config, settings.rag_api_key, owners=ledger.owner_count)
         queue = IndexQueue(data / "rag" / "queue")
         indexer = RagIndexer(queue, rag, ledger, config)
+        rag.breaker.on_recovery = indexer.server_is_back  # queued documents go once it is back
         long_term = LongTermDocuments(queue, ledger, rag)
         # What `/memory` counts and `/forget all` empties, per user.
-        memory_stores: list[UserMemoryStore] = [memory, long_term]
+        sessions = JsonSessionStore(data / "sessions")
+        memory_stores: list[UserMemoryStore] = [memory, long_term, sessions]
 
         tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember)])
-        sessions = JsonSessionStore(data / "sessions")
         pipeline = Pipeline(
             [
                 ContextBuildingSystem(PromptFiles(settings.prompts_dir), tools, memory, rag),
@@ -106,6 +109,7 @@ class BotApp:
                 ResponseRoutingSystem(),
             ]
         )
+        rag_status = RagStatus(config, rag, queue, long_term, ledger.owner_count)
         commands = CommandRegistry()
         CoreCommands(
             registry=commands,
@@ -113,7 +117,7 @@ class BotApp:
             config=config,
             tools=tools,
             llm_endpoint=describe_endpoint(settings.openai_base_url),
-            status_providers=[remember, RagStatus(config, rag, queue, long_term)],
+            status_providers=[remember, rag_status],
         ).register()
         MemoryCommands(commands, memory, memory_stores, remember, extractor).register()
         runner = TurnRunner(pipeline, sessions, config, commands, remembering=remember)
@@ -131,15 +135,15 @@ class BotApp:
             indexer,
             embedder,
             extractor,
+            memory_stores,
         )
 
     async def start(self) -> None:
         """Start background work: the index worker sends what earlier runs left queued."""
         self.indexer.start()
         await self.embedder.warm_up()
-        warning = shared_memory_warning(self.config.current())
-        if warning:
-            log.warning("[RAG] %s", warning)
+        if self.config.current().rag.enabled:
+            self.rag.retrieval_style(self.config.current())  # logs a refused `answer` style
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         await self.runner.handle(message, channel)
@@ -148,7 +152,10 @@ class BotApp:
         """The Telegram channel driving this app (PTB is imported only when it is used)."""
         from bot.adapters.telegram import TelegramBot
 
-        return TelegramBot(self.handle, self.config, self.commands, options)
+        bot = TelegramBot(self.handle, self.config, self.commands, options)
+        if bot.inbox is not None:  # it keeps users' messages on disk until compacted
+            self.memory_stores.append(bot.inbox)
+        return bot
 
     async def aclose(self) -> None:
         """Finish memory writes, drain the index queue for a bounded time, close clients."""

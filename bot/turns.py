@@ -66,7 +66,9 @@ class TurnRunner:
                 log.info("[Turn] %s was answered before a restart; skipped", message.external_id)
                 return
             session.forget_unanswered(message.external_id)
-        user_message = ChatMessage.user(message.text, message.received_at, message.external_id)
+        user_message = ChatMessage.user(
+            message.text, message.received_at, message.external_id, message.user_id
+        )
         session.messages.append(user_message)
 
         ctx = TurnContext(

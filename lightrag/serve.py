@@ -21,6 +21,8 @@ HERE = Path(__file__).resolve().parent
 BINARY = HERE / ".venv" / "bin" / "lightrag-server"
 TIKTOKEN_CACHE = HERE / "tiktoken_cache"
 STARTUP_SECONDS = 120
+PLACEHOLDER_KEYS = {"", "change-me"}
+"""`LIGHTRAG_API_KEY` values that must not guard a server: none, and the example's."""
 
 
 def read_env(path: Path) -> dict[str, str]:
@@ -57,6 +59,15 @@ def main() -> int:
             created.write((HERE / ".env.example").read_bytes())
         print(f"Created {env_file} from .env.example: set the LLM and embedding keys there.")
     settings = read_env(env_file)
+    if settings.get("LIGHTRAG_API_KEY", "") in PLACEHOLDER_KEYS:
+        print(
+            f"LIGHTRAG_API_KEY in {env_file} is still the example's placeholder (or empty): "
+            "anyone who guesses it could read every user's memories. Set it to a long random "
+            "value (e.g. `python3 -c 'import secrets; print(secrets.token_urlsafe(32))'`), "
+            "and the bot's RAG_API_KEY to the same value, then run `make lightrag` again.",
+            file=sys.stderr,
+        )
+        return 2
     host = settings.get("HOST", "127.0.0.1")
     host = "127.0.0.1" if host in ("0.0.0.0", "") else host
     url = f"http://{host}:{settings.get('PORT', '9621')}"

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from bot.config import RuntimeConfigStore
+from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.config.model import RagConfig
 from bot.ports.rag import (
     IndexReceipt,
@@ -37,6 +37,7 @@ from bot.ports.rag import (
 from bot.rag.circuit import CircuitBreaker, CircuitState
 from bot.rag.context import QueryData, render_context
 from bot.rag.documents import RagDocument, owner_tag_of, tag
+from bot.rag.style import answer_style_refusal, effective_style, refusal_notice
 from bot.words import content_words
 
 log = logging.getLogger("bot.rag")
@@ -116,6 +117,7 @@ class LightRagAdapter:
         """Set when a query times out: the other queries in flight give up at once."""
         self._late: set[asyncio.Future[str]] = set()
         """Queries past the recall budget, running on to their deadline."""
+        self._refusal_logged: str | None = None
 
     async def aclose(self) -> None:
         for work in list(self._late):
@@ -125,13 +127,14 @@ class LightRagAdapter:
 
     # -- RagPort ---------------------------------------------------------------------------
     async def query(self, text: str, mode: str, owner: str) -> str:
-        rag = self._config.current().rag
+        config = self._config.current()
+        rag = config.rag
         text = text.strip()
         if not rag.enabled or query_weight(text) < MIN_QUERY_WEIGHT:
             return ""
         if rag.recall_budget_seconds >= rag.timeout_seconds:
-            return await self._query(rag, text, mode, owner)
-        work = asyncio.ensure_future(self._query(rag, text, mode, owner))
+            return await self._query(config, text, mode, owner)
+        work = asyncio.ensure_future(self._query(config, text, mode, owner))
         try:
             done, _ = await asyncio.wait({work}, timeout=rag.recall_budget_seconds)
         except asyncio.CancelledError:
@@ -148,12 +151,13 @@ class LightRagAdapter:
         )
         return ""
 
-    async def _query(self, rag: RagConfig, text: str, mode: str, owner: str) -> str:
+    async def _query(self, config: RuntimeConfig, text: str, mode: str, owner: str) -> str:
+        rag = config.rag
         body: dict[str, Any] = {"query": text[:MAX_QUERY_CHARS], "mode": mode}
         if rag.query_keywords == "bot":
             body |= query_keywords(body["query"])
         try:
-            if rag.retrieval_style == "answer":
+            if self.retrieval_style(config) == "answer":
                 answer = _AnswerResponse.model_validate(
                     await self._call(rag, "POST", "/query", body, on_turn_path=True)
                 )
@@ -176,6 +180,16 @@ class LightRagAdapter:
         if found.status != "success":
             return ""
         return render_context(found.data.owned_by(owner), rag.context_max_chars)
+
+    def retrieval_style(self, config: RuntimeConfig) -> str:
+        """The configured style, but `context` while `answer` could show one user another's
+        words (`bot/rag/style.py`); logged once each time such a refusal begins."""
+        owners = self._owners() if self._owners else 1
+        refusal = answer_style_refusal(config, owners)
+        if refusal and refusal != self._refusal_logged:
+            log.warning("[RAG] %s", refusal_notice(refusal))
+        self._refusal_logged = refusal
+        return effective_style(config, owners)
 
     async def index(self, document: RagDocument) -> IndexReceipt:
         rag = self._config.current().rag
@@ -239,7 +253,7 @@ class LightRagAdapter:
         rag = self._config.current().rag
         try:
             answer = await self._call(
-                rag, "DELETE", "/documents/delete_document", {"doc_ids": doc_ids}
+                rag, "DELETE", "/documents/delete_document", _delete_body(doc_ids)
             )
         except _Failure as exc:
             self._log_failure("Delete", exc)
@@ -408,6 +422,12 @@ def candidate_limits(owners: int) -> dict[str, int]:
 def query_weight(text: str) -> int:
     """Length as the server counts it: a CJK character counts as two."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _delete_body(doc_ids: list[str]) -> dict[str, Any]:
+    """Also the server's cached LLM extractions of those documents: they hold the words, and
+    a later rebuild of a shared entity would read them (LightRAG keeps them by default)."""
+    return {"doc_ids": doc_ids, "delete_llm_cache": True}
 
 
 def _url(rag: RagConfig, path: str) -> str:

@@ -42,12 +42,20 @@ class ChatMessage(BaseModel):
     at: datetime | None = None
     external_id: str | None = None
     """The channel's own id of a user's message (Telegram: chat and message id)."""
+    user_id: str | None = None
+    """Who wrote a user's message, so `/forget all` finds it in a group's session too."""
 
     @classmethod
     def user(
-        cls, text: str, at: datetime | None = None, external_id: str | None = None
+        cls,
+        text: str,
+        at: datetime | None = None,
+        external_id: str | None = None,
+        user_id: str | None = None,
     ) -> ChatMessage:
-        return cls(role="user", content=text, at=at or utc_now(), external_id=external_id)
+        return cls(
+            role="user", content=text, at=at or utc_now(), external_id=external_id, user_id=user_id
+        )
 
     @classmethod
     def assistant(cls, text: str | None, tool_calls: list[ToolCall] | None = None) -> ChatMessage:

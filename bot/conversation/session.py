@@ -39,6 +39,37 @@ class Session(BaseModel):
         if self.messages and self.messages[-1].external_id == external_id:
             self.messages.pop()
 
+    def forget_user(self, user_id: str) -> int:
+        """Drop every turn of `user_id` (their message and what answered it); returns how many
+        of their messages went. A message with no recorded author (older sessions) counts as
+        theirs in their own private chat, whose chat id is their user id."""
+        private = _chat_id(self.key) == user_id
+        kept: list[ChatMessage] = []
+        dropping, dropped = False, 0
+        for message in self.messages:
+            if message.role == "user":
+                author = message.user_id
+                dropping = author == user_id or (author is None and private)
+                dropped += dropping
+            if not dropping:
+                kept.append(message)
+        self.messages[:] = kept
+        return dropped
+
+    def count_of(self, user_id: str) -> int:
+        """How many messages of `user_id` this session holds (see `forget_user`)."""
+        private = _chat_id(self.key) == user_id
+        return sum(
+            1
+            for m in self.messages
+            if m.role == "user" and (m.user_id == user_id or (m.user_id is None and private))
+        )
+
+
+def _chat_id(session_key: str) -> str:
+    parts = session_key.split(":")
+    return parts[1] if len(parts) > 1 else ""
+
 
 def estimate_tokens(message: ChatMessage) -> int:
     chars = len(message.content or "")

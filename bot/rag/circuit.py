@@ -33,6 +33,8 @@ class CircuitBreaker:
         self._opened_at = 0.0
         self._probe_started = 0.0
         self._cooldown = 0.0
+        self.on_recovery: Callable[[], None] | None = None
+        """Called when a call succeeds after failures: the index worker stops waiting."""
 
     def allow(self, cooldown_seconds: float) -> bool:
         """Whether a call may go out now; in half-open state only the one probe may."""
@@ -50,11 +52,14 @@ class CircuitBreaker:
         return True
 
     def record_success(self) -> None:
+        recovered = self.state is not CircuitState.CLOSED or self.consecutive_failures > 0
         if self.state is not CircuitState.CLOSED:
             log.info("[RAG] circuit closed: LightRAG answers again")
         self.state = CircuitState.CLOSED
         self.consecutive_failures = 0
         self.last_error = ""
+        if recovered and self.on_recovery is not None:
+            self.on_recovery()
 
     def record_failure(
         self, error: str, threshold: int, cooldown_seconds: float, *, severe: bool

@@ -1,8 +1,11 @@
 """The background worker that takes documents from the durable queue to LightRAG.
 
 Oldest first, one at a time, with exponential backoff while the server is down; a document
-leaves the queue only when the server has it. Started with the app; on shutdown it keeps
-sending for a bounded time and leaves the rest on disk for the next start.
+leaves the queue only when the server has it. The backoff grows with failed attempts only: a
+new message during an outage waits its turn on disk rather than prompting another attempt,
+and any call that reaches LightRAG again (a user's query, say) ends the wait at once. Started
+with the app; on shutdown it keeps sending for a bounded time and leaves the rest on disk for
+the next start.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ class RagIndexer:
         self._ledger = ledger
         self._config = config
         self._wake = asyncio.Event()
+        """A new document, or shutdown: the idle worker looks at the queue."""
+        self._back = asyncio.Event()
+        """LightRAG answers again, or shutdown: a backing-off worker tries at once."""
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._settling: set[asyncio.Task[None]] = set()
@@ -50,6 +56,10 @@ class RagIndexer:
     async def enqueue(self, document: RagDocument) -> None:
         await self.queue.put(document)
         self._wake.set()
+
+    def server_is_back(self) -> None:
+        """LightRAG answered a call after failures (the circuit breaker's `on_recovery`)."""
+        self._back.set()
 
     def start(self) -> None:
         if self._task is None:
@@ -64,6 +74,7 @@ class RagIndexer:
             drain_seconds = self._config.current().rag.shutdown_drain_seconds
         self._stopping = True
         self._wake.set()
+        self._back.set()
         try:
             await asyncio.wait_for(asyncio.shield(self._task), drain_seconds)
         except TimeoutError:
@@ -102,7 +113,7 @@ class RagIndexer:
                 backoff = min(max(backoff * 2, FIRST_BACKOFF_SECONDS), rag.index_retry_max_seconds)
                 delay = backoff * random.uniform(0.8, 1.2)
                 log.info("[RagIndexing] %d waiting; next attempt in %.1fs", self.queue.depth, delay)
-                await self._sleep(delay)
+                await self._back_off(delay)
                 continue
             backoff = 0.0
 
@@ -163,6 +174,14 @@ class RagIndexer:
             indexed_at=utc_now(),
         )
         await self._ledger.record(document.owner, entry)
+
+    async def _back_off(self, seconds: float) -> None:
+        """Until LightRAG is seen answering again, shutdown begins, or `seconds` pass; a new
+        document does not end it (it would only fail again, and double the next wait)."""
+        self._back.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._back.wait(), seconds)
+        self._back.clear()
 
     async def _sleep(self, seconds: float | None) -> None:
         """Until a new document arrives, shutdown begins, or `seconds` pass."""

@@ -27,7 +27,8 @@ class LongTermDocuments:
 
     async def count_for(self, user_id: str) -> int:
         queued = sum(1 for item in self._queue.all() if item.document.owner == user_id)
-        return len(self._ledger.entries(user_id)) + queued
+        refused = len(self._queue.failed_of(user_id))
+        return len(self._ledger.entries(user_id)) + queued + refused
 
     async def forget_user(self, user_id: str) -> int:
         """Drop the user's queued documents and delete their indexed ones from the server.
@@ -40,19 +41,23 @@ class LongTermDocuments:
         queued = [item for item in self._queue.all() if item.document.owner == user_id]
         for item in queued:
             self._queue.remove(item)
+        refused = self._queue.failed_of(user_id)  # set aside for an operator: words all the same
+        for path in refused:
+            self._queue.delete_failed(path)
+        local = len(queued) + len(refused)
         entries = self._ledger.entries(user_id)
         if not self._rag.is_available():
             if entries:
                 raise RagUnavailable("LightRAG is off or unreachable, so indexed documents stay")
-            return len(queued)
+            return local
         ids = {e.doc_id for e in entries if e.doc_id}
         ids |= {doc.doc_id for doc in await self._rag.documents_of(user_id)}
         ordered = sorted(ids)
         for start in range(0, len(ordered), DELETE_BATCH):
             await self._delete_with_retry(ordered[start : start + DELETE_BATCH])
         self._ledger.clear(user_id)
-        log.info("[RAG] forgot %d document(s) of one user", len(ids) + len(queued))
-        return len(ids) + len(queued)
+        log.info("[RAG] forgot %d document(s) of one user", len(ids) + local)
+        return len(ids) + local
 
     async def _delete_with_retry(self, doc_ids: list[str]) -> None:
         for attempt in range(1, DELETE_ATTEMPTS + 1):

@@ -94,6 +94,23 @@ class IndexQueue:
             return 0
         return sum(1 for name in os.listdir(self.failed_dir) if name.endswith(".json"))
 
+    def failed_of(self, owner: str) -> list[Path]:
+        """The set-aside documents of `owner` (they hold the exchange's words too)."""
+        if not self.failed_dir.is_dir():
+            return []
+        found = []
+        for path in sorted(self.failed_dir.glob("*.json")):
+            try:
+                if RagDocument.model_validate_json(path.read_bytes()).owner == owner:
+                    found.append(path)
+            except (ValidationError, OSError, ValueError):
+                continue
+        return found
+
+    def delete_failed(self, path: Path) -> None:
+        path.unlink(missing_ok=True)
+        path.with_name(f"{path.name}.reason.txt").unlink(missing_ok=True)
+
     def _set_aside(self, path: Path, reason: str) -> None:
         make_private_dir(self.failed_dir)
         try:

@@ -1,24 +1,15 @@
-"""What `/status` says about long-term memory, and the shared-memory warning."""
+"""What `/status` says about long-term memory, and why `answer` style may be refused."""
 
 from __future__ import annotations
 
-from bot.config import RuntimeConfig, RuntimeConfigStore
+from collections.abc import Callable
+
+from bot.config import RuntimeConfigStore
 from bot.conversation.scope import MemoryScope
 from bot.ports.rag import RagPort
 from bot.ports.user_memory import UserMemoryStore
 from bot.rag.queue import IndexQueue
-
-
-def shared_memory_warning(config: RuntimeConfig) -> str | None:
-    """In `answer` style LightRAG answers from every user's documents: say so plainly."""
-    rag = config.rag
-    if rag.enabled and rag.retrieval_style == "answer" and len(config.telegram.allowed_users) > 1:
-        return (
-            "⚠ rag.retrievalStyle is 'answer' and several users are allowed: LightRAG answers "
-            "from everyone's documents, so long-term memory is shared between users. "
-            "Use 'context' to keep each user's memories to that user."
-        )
-    return None
+from bot.rag.style import answer_style_refusal, effective_style, refusal_notice
 
 
 class RagStatus:
@@ -31,7 +22,9 @@ class RagStatus:
         rag: RagPort,
         queue: IndexQueue,
         documents: UserMemoryStore,
+        owners: Callable[[], int] = lambda: 1,
     ) -> None:
+        self._owners = owners
         self._config = config
         self._rag = rag
         self._queue = queue
@@ -46,9 +39,11 @@ class RagStatus:
     async def _lines(self, scope: MemoryScope, operator: bool) -> list[str]:
         config = self._config.current()
         lines = []
+        refusal = answer_style_refusal(config, self._owners()) if config.rag.enabled else None
         if config.rag.enabled:
             health = await self._rag.health()
-            style = f"{config.rag.retrieval_style} style, {config.rag.query_mode} mode"
+            used = effective_style(config, self._owners())
+            style = f"{used} style, {config.rag.query_mode} mode"
             state = "healthy" if health.healthy else "not available"
             lines.append(f"LightRAG: {health.detail if operator else state} ({style})")
             count = await self._documents.count_for(scope.owner)
@@ -58,7 +53,6 @@ class RagStatus:
             failed = self._queue.failed_count()
             extra = f", {failed} set aside" if failed else ""
             lines.append(f"Index queue: {self._queue.depth} waiting{extra}")
-        warning = shared_memory_warning(config)
-        if warning:
-            lines.append(warning)
+        if refusal:
+            lines.append(refusal_notice(refusal))
         return lines

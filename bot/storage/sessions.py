@@ -8,7 +8,7 @@ import os
 from collections import OrderedDict
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from pydantic import ValidationError
 
@@ -26,6 +26,9 @@ class JsonSessionStore:
     change it half-way) and written and fsynced on a worker thread (so the loop never waits on
     the disk). A damaged file is moved aside (`*.corrupt-<time>.json`), never deleted.
     """
+
+    label = "messages in conversations (current and archived)"
+    """As `/forget all` lists it (`UserMemoryStore`)."""
 
     def __init__(self, directory: Path, cache_size: int = 512) -> None:
         self.directory = directory
@@ -63,6 +66,70 @@ class JsonSessionStore:
             make_private_dir(self.archive_dir)
             os.replace(path, self.archive_dir / f"{path.stem}.{_stamp(utc_now())}.json")
 
+    async def count_for(self, user_id: str) -> int:
+        """The user's messages in every session, archived ones too (read on a worker thread)."""
+        cached = {key: session.count_of(user_id) for key, session in self._cache.items()}
+        on_disk = await asyncio.to_thread(self._count_on_disk, user_id, set(cached))
+        return sum(cached.values()) + on_disk
+
+    async def forget_user(self, user_id: str) -> int:
+        """Drop the user's turns from every session, current and archived; an archived one
+        left empty is deleted, and so is a damaged copy of their private chat. Returns how
+        many of their messages went.
+
+        Current sessions are read and changed on the event loop and cached before they are
+        written, so a turn of another chat that loads one meanwhile sees it without them.
+        """
+        dropped = 0
+        for key in self._current_keys():
+            cached = self._cache.get(key)
+            session = cached if cached is not None else self._read(key)
+            count = session.forget_user(user_id)
+            if count:
+                dropped += count
+                await self.save(session)
+        dropped += await asyncio.to_thread(self._forget_in_archive, user_id)
+        return dropped
+
+    def _current_keys(self) -> list[str]:
+        on_disk = [
+            unquote(path.stem)
+            for path in self.directory.glob("*.json")
+            if ".corrupt-" not in path.name
+        ]
+        return list(dict.fromkeys([*self._cache, *on_disk]))
+
+    def _count_on_disk(self, user_id: str, cached: set[str]) -> int:
+        total = 0
+        for path in self.directory.glob("*.json"):
+            key = unquote(path.stem)
+            if ".corrupt-" not in path.name and key not in cached:
+                total += _parse(path, key).count_of(user_id)
+        for path in self._archived():
+            total += _parse(path, _archived_key(path)).count_of(user_id)
+        return total
+
+    def _forget_in_archive(self, user_id: str) -> int:
+        dropped = 0
+        for path in self._archived():
+            session = _parse(path, _archived_key(path))
+            count = session.forget_user(user_id)
+            if not count:
+                continue
+            dropped += count
+            if session.turn_count:
+                write_atomic(path, session.model_dump_json().encode("utf-8"))
+            else:
+                path.unlink(missing_ok=True)
+        for path in self.directory.glob("*.corrupt-*.json"):  # unreadable: the chat decides
+            key = unquote(path.name.split(".corrupt-", 1)[0])
+            if key.split(":")[1:2] == [user_id]:
+                path.unlink(missing_ok=True)
+        return dropped
+
+    def _archived(self) -> list[Path]:
+        return sorted(self.archive_dir.glob("*.json")) if self.archive_dir.is_dir() else []
+
     def _read(self, key: str) -> Session:
         path = self.path_for(key)
         try:
@@ -90,6 +157,18 @@ class JsonSessionStore:
         self._cache.move_to_end(session.key)
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
+
+
+def _parse(path: Path, key: str) -> Session:
+    """A session file, or an empty session when it is gone or unreadable."""
+    try:
+        return Session.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError):
+        return Session(key=key)
+
+
+def _archived_key(path: Path) -> str:
+    return unquote(path.stem.rsplit(".", 1)[0])
 
 
 def _stamp(moment: datetime) -> str:

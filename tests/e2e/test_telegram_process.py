@@ -83,6 +83,43 @@ def test_answers_then_stops_cleanly_on_sigterm_mid_turn(workdir):
     ]
 
 
+def test_a_kill_while_streaming_leaves_no_half_written_preview_after_the_replay(workdir):
+    edit_runtime_config(
+        workdir / "preferences" / "runtime-config.json", telegram={"allowedUsers": [ALICE.id]}
+    )
+    long_answer = "A long answer, streamed slowly, word by word. " * 6
+    with FakeTelegramServer() as telegram, FakeOpenAiServer() as llm:
+
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                bot_argv(workdir),
+                env=bot_env(telegram, llm, telegram.token),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=REPO,
+            )
+
+        proc = start()
+        try:
+            llm.script(Reply(text=long_answer, chunk_delay=0.3))  # ~10 s to stream
+            telegram.send_text(ALICE, "tell me something long")
+            telegram.wait_for_sync(lambda: len(telegram.texts(ALICE.id)) == 1, 30)  # a preview
+            proc.kill()
+            proc.wait(30)
+            preview = telegram.texts(ALICE.id)[0]
+            assert preview.strip() != long_answer.strip(), "killed mid-stream"
+
+            llm.script(Reply(text="the whole answer, after the restart"))
+            proc = start()
+            telegram.wait_for_sync(
+                lambda: "the whole answer, after the restart" in telegram.texts(ALICE.id), 30
+            )
+        finally:
+            proc.kill()
+            proc.wait(30)
+    assert telegram.texts(ALICE.id) == ["the whole answer, after the restart"]
+
+
 def test_a_runaway_calculation_in_one_chat_never_stalls_another(workdir):
     """`round(1, -10**9)` would compute for hours inside one C call: no chat may wait on it."""
     huge = json.dumps({"expression": "round(1, -10**9)"})

@@ -113,6 +113,21 @@ def test_without_the_server_installed_it_says_what_to_run(tmp_path):
     assert "make lightrag-setup" in done.stderr
 
 
+def test_the_examples_placeholder_key_is_refused_before_anything_starts(tmp_path):
+    folder = lightrag_folder(tmp_path, installed=False)
+    server = folder / ".venv" / "bin" / "lightrag-server"
+    server.parent.mkdir(parents=True)
+    started = folder / "started"
+    server.write_text(f"#!/bin/sh\ntouch {started}\nexit 3\n")
+    server.chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, str(folder / "serve.py")], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "LIGHTRAG_API_KEY" in done.stderr and "placeholder" in done.stderr
+    assert not started.exists(), "no server guarded by a key everyone knows"
+
+
 def test_the_env_file_made_from_the_example_is_readable_by_its_owner_only(tmp_path):
     folder = lightrag_folder(tmp_path, installed=False)
     server = folder / ".venv" / "bin" / "lightrag-server"

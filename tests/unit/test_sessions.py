@@ -110,3 +110,38 @@ async def test_text_with_lone_surrogates_and_control_characters_is_stored_safely
     session.messages.append(ChatMessage.user(message.text))
     await store.save(session)
     assert (await JsonSessionStore(tmp_path).load("c")).messages[0].content == message.text
+
+
+async def test_forgetting_a_user_drops_their_turns_everywhere_and_keeps_others(tmp_path):
+    store = JsonSessionStore(tmp_path)
+    private = await store.load("telegram:7")  # an older session: no author recorded
+    private.messages += [ChatMessage.user("my locker is 12"), ChatMessage.assistant("noted")]
+    await store.save(private)
+    await store.archive("telegram:7")
+    group = await store.load("telegram:-100")
+    group.messages += [
+        ChatMessage.user("Kaveh's plan", user_id="8"),
+        ChatMessage.assistant("a plan for Kaveh"),
+        ChatMessage.user("my secret is Zorb", user_id="7"),
+        ChatMessage.assistant("echo Zorb"),
+        ChatMessage.user("more from Kaveh", user_id="8"),
+    ]
+    await store.save(group)
+    current = await store.load("telegram:7")
+    current.messages += [ChatMessage.user("also Zorb", user_id="7"), ChatMessage.assistant("ok")]
+    await store.save(current)
+
+    assert await store.count_for("7") == 3
+    assert await JsonSessionStore(tmp_path).count_for("7") == 3, "read from disk alike"
+    assert await store.forget_user("7") == 3
+    assert await store.count_for("7") == 0
+    everything = " ".join(p.read_text() for p in tmp_path.rglob("*.json"))
+    assert "Zorb" not in everything and "locker" not in everything
+    assert list((tmp_path / "archive").iterdir()) == [], "an emptied archive is deleted"
+    reread = await JsonSessionStore(tmp_path).load("telegram:-100")
+    assert [m.content for m in reread.messages] == [
+        "Kaveh's plan",
+        "a plan for Kaveh",
+        "more from Kaveh",
+    ]
+    assert (await store.load("telegram:7")).messages == []

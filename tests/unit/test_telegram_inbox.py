@@ -128,3 +128,32 @@ def test_a_start_the_disk_refuses_is_logged_and_the_turn_still_runs(tmp_path, ca
     assert inbox.started(50) == 1
     assert inbox.started(50) == 2, "still counted in memory"
     assert "could not count a start of update 50" in caplog.text
+
+
+async def test_forgetting_a_user_compacts_their_handled_messages_away(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(1, text="Zorb one"), update(2, user=2, text="other's"), update(3)])
+    inbox.done(1)
+    inbox.done(2)
+    assert await inbox.count_for("1") == 1, "the pending one is not counted"
+    assert await inbox.forget_user("1") == 1
+    assert "Zorb" not in path.read_text()
+    assert [u["update_id"] for u in UpdateInbox(path, allowed).pending()] == [3]
+    assert await inbox.count_for("1") == 0
+
+
+def test_an_unfinished_preview_is_remembered_across_a_restart_until_final_or_done(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(1), update(2)])
+    inbox.preview_shown(1, [501])
+    inbox.preview_shown(1, [501, 502])
+    inbox.preview_shown(2, [601])
+    inbox.preview_shown(2, [])  # its answer was final
+    reopened = UpdateInbox(path, allowed)  # compacted at start
+    assert reopened.leftover_preview(1) == [501, 502]
+    assert reopened.leftover_preview(2) == []
+    assert UpdateInbox(path, allowed).leftover_preview(1) == [501, 502], "kept by compaction"
+    reopened.done(1)
+    assert UpdateInbox(path, allowed).leftover_preview(1) == []

@@ -120,6 +120,7 @@ class TelegramBot:
         self.application.add_error_handler(_log_update_error)
         if inbox is not None:
             self.handler.count_start = inbox.started
+            self.handler.inbox = inbox
         StartCommand(config).register(commands)
 
     async def start(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 
 from bot.adapters.telegram.delivery import TelegramSender
@@ -20,6 +21,18 @@ _replying_to: ContextVar[tuple[str, int] | None] = ContextVar("telegram_reply_to
 def reply_to_in_this_turn(address: ChatAddress, message_id: int | None) -> None:
     """Make replies to `address` in the current task quote `message_id` (None: no quote)."""
     _replying_to.set((address.session_key, message_id) if message_id else None)
+
+
+# Where the ids of a streamed reply's preview messages are kept while it is not final (the
+# inbox, with the update), so that a replay after a kill can delete a half-written preview.
+_preview_keeper: ContextVar[Callable[[list[int]], None] | None] = ContextVar(
+    "telegram_preview_keeper", default=None
+)
+
+
+def keep_previews_in_this_turn(keeper: Callable[[list[int]], None] | None) -> None:
+    """Report the preview messages of streams opened in the current task to `keeper`."""
+    _preview_keeper.set(keeper)
 
 
 def _reply_target(address: ChatAddress) -> int | None:
@@ -59,4 +72,5 @@ class TelegramChannel:
             interval_seconds=self._edit_interval,
             reply_to=_reply_target(address),
             on_final=lambda: self._typing.stop(address),
+            on_preview=_preview_keeper.get(),
         )

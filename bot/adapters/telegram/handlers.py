@@ -9,10 +9,15 @@ from telegram import Update
 from telegram.ext import ContextTypes
 
 from bot.adapters.telegram.access import AccessGate, Admission, Verdict
-from bot.adapters.telegram.channel import TelegramChannel, reply_to_in_this_turn
+from bot.adapters.telegram.channel import (
+    TelegramChannel,
+    keep_previews_in_this_turn,
+    reply_to_in_this_turn,
+)
 from bot.adapters.telegram.delivery import TelegramSender
 from bot.adapters.telegram.formatting import plain_parts
 from bot.adapters.telegram.inbound import BotIdentity, Inbound, read_update
+from bot.adapters.telegram.inbox import UpdateInbox
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.commands import parse_command
 from bot.config import RuntimeConfigStore
@@ -71,6 +76,8 @@ class TelegramUpdateHandler:
         """Set once getMe has answered, before the first update arrives."""
         self.count_start: Callable[[int], int] | None = None
         """The inbox's `started`: counts a turn's start on disk and says how many it has had."""
+        self.inbox: UpdateInbox | None = None
+        """Keeps a streamed reply's preview ids with its update, for a replay to delete."""
 
     async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert self.me is not None, "the bot identity is set at start-up"
@@ -82,6 +89,7 @@ class TelegramUpdateHandler:
         if admission.verdict is not Verdict.ALLOW:
             await self._turn_away(inbound, admission)
             return
+        await self._delete_leftover_preview(update.update_id, inbound)
         if self._failed_before(update.update_id):
             await self._reply(inbound, GAVE_UP_TEXT)
             return  # handled: the inbox marks it done
@@ -91,7 +99,18 @@ class TelegramUpdateHandler:
         if not inbound.text:
             await self._reply(inbound, EMPTY_MENTION)
             return
-        await self._run_turn(inbound, operator=inbound.user_id in config.telegram.admin_users)
+        operator = inbound.user_id in config.telegram.admin_users
+        await self._run_turn(inbound, operator, update.update_id)
+
+    async def _delete_leftover_preview(self, update_id: int, inbound: Inbound) -> None:
+        """A replay after a kill mid-stream: delete the half-written preview, so the answer
+        about to be given is the only one in the chat."""
+        leftover = self.inbox.leftover_preview(update_id) if self.inbox is not None else []
+        for message_id in leftover:
+            await self._sender.delete(inbound.address, message_id)
+        if leftover and self.inbox is not None:
+            log.info("[Telegram] deleted the unfinished preview of update %d", update_id)
+            self.inbox.preview_shown(update_id, [])
 
     def _failed_before(self, update_id: int) -> bool:
         """Count this start; True when the update's turn was cut short too often already."""
@@ -106,7 +125,7 @@ class TelegramUpdateHandler:
         )
         return True
 
-    async def _run_turn(self, inbound: Inbound, operator: bool) -> None:
+    async def _run_turn(self, inbound: Inbound, operator: bool, update_id: int) -> None:
         text = inbound.text
         if inbound.attachment:
             text += ATTACHMENT_NOTE.format(kind=_spoken(inbound.attachment))
@@ -121,6 +140,10 @@ class TelegramUpdateHandler:
             in_group=inbound.in_group,
         )
         reply_to_in_this_turn(inbound.address, inbound.message_id if inbound.in_group else None)
+        inbox = self.inbox
+        keep_previews_in_this_turn(
+            (lambda ids: inbox.preview_shown(update_id, ids)) if inbox is not None else None
+        )
         if parse_command(message) is None:
             self._typing.start(inbound.address)
         try:

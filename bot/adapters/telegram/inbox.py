@@ -12,6 +12,10 @@ Each start of an update's turn is counted with a `start` line, written before th
 a message whose turn crashed or was cut short twice is recognised at its third start, and is
 answered with an apology instead of freezing or killing the bot once more.
 
+While a reply streams, the ids of the preview messages shown so far are kept with the update
+(a `preview` line, cleared once the answer is final): a replay after a kill deletes that
+half-written preview before answering again.
+
 Lines are ASCII JSON: a message may carry half an emoji (a lone UTF-16 surrogate), which has
 no UTF-8 form but does have a JSON escape.
 
@@ -41,13 +45,20 @@ RECENTLY_DONE = 2_000
 
 
 class UpdateInbox:
-    """Raw update JSON by update id, pending until marked done; one file, append-only."""
+    """Raw update JSON by update id, pending until marked done; one file, append-only.
+
+    Also a `UserMemoryStore`: handled updates stay in the file until it is compacted, so
+    `/forget all` compacts it at once, and counts the user's handled messages that went.
+    """
+
+    label = "received Telegram messages kept on disk"
 
     def __init__(self, path: Path, keep: Callable[[dict[str, Any]], bool]) -> None:
         self.path = path
         self._keep = keep
         self._pending: dict[int, dict[str, Any]] = {}
         self._starts: dict[int, int] = {}  # pending update id -> turns started
+        self._previews: dict[int, list[int]] = {}  # pending update id -> unfinished preview
         self._recently_done: dict[int, None] = {}  # insertion-ordered, trimmed to RECENTLY_DONE
         self._done_since_compaction = 0
         self.last_update_id = 0
@@ -97,17 +108,63 @@ class UpdateInbox:
             log.error("[Telegram] could not count a start of update %d: %s", update_id, exc)
         return self._starts[update_id]
 
+    def preview_shown(self, update_id: int, message_ids: list[int]) -> None:
+        """The messages of the update's reply shown so far, still a preview; [] once the
+        reply is final. (Not fsynced, like `started`: a `kill -9` keeps what was written.)"""
+        if update_id not in self._pending or self._previews.get(update_id, []) == message_ids:
+            return
+        if message_ids:
+            self._previews[update_id] = list(message_ids)
+        else:
+            self._previews.pop(update_id, None)
+        try:
+            line = json.dumps({"preview": update_id, "ids": message_ids}) + "\n"
+            self._append(line, durable=False)
+        except OSError as exc:
+            log.error("[Telegram] could not note the preview of update %d: %s", update_id, exc)
+
+    def leftover_preview(self, update_id: int) -> list[int]:
+        """Preview messages a cut-short turn of this update left behind."""
+        return list(self._previews.get(update_id, []))
+
     def done(self, update_id: int) -> None:
         """The update was handled; it will not be replayed. (Not fsynced: a lost `done`
         line only means a replay, which the session recognises.)"""
         if self._pending.pop(update_id, None) is None:
             return
         self._starts.pop(update_id, None)
+        self._previews.pop(update_id, None)
         self._handled(update_id)
         self._append(json.dumps({"done": update_id}) + "\n", durable=False)
         self._done_since_compaction += 1
         if self._done_since_compaction >= COMPACT_AFTER_DONE:
             self._compact()
+
+    async def count_for(self, user_id: str) -> int:
+        return len(await asyncio.to_thread(self._handled_of, user_id))
+
+    async def forget_user(self, user_id: str) -> int:
+        """Rewrite the file without handled updates; an update still pending (this very
+        command among them) is kept until its turn is over."""
+        handled = await asyncio.to_thread(self._handled_of, user_id)
+        self._compact()
+        return len(handled)
+
+    def _handled_of(self, user_id: str) -> list[int]:
+        """Ids of the user's updates in the file that are already handled."""
+        try:
+            lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+        found: dict[int, None] = {}
+        for line in lines:
+            try:
+                update = json.loads(line).get("update")
+                if update and _sender(update) == user_id:
+                    found[int(update["update_id"])] = None
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+        return [update_id for update_id in found if update_id not in self._pending]
 
     def _load(self) -> None:
         try:
@@ -124,6 +181,16 @@ class UpdateInbox:
                     self._pending[update_id] = entry["update"]
                     if entry.get("starts"):
                         self._starts[update_id] = int(entry["starts"])
+                    if entry.get("preview"):
+                        self._previews[update_id] = [int(i) for i in entry["preview"]]
+                elif "preview" in entry:
+                    update_id = int(entry["preview"])
+                    if update_id in self._pending:
+                        ids = [int(i) for i in entry.get("ids") or []]
+                        if ids:
+                            self._previews[update_id] = ids
+                        else:
+                            self._previews.pop(update_id, None)
                 elif "start" in entry:
                     update_id = int(entry["start"])
                     if update_id in self._pending:
@@ -132,6 +199,7 @@ class UpdateInbox:
                     update_id = int(entry["done"])
                     self._pending.pop(update_id, None)
                     self._starts.pop(update_id, None)
+                    self._previews.pop(update_id, None)
                     self._handled(update_id)
                 else:
                     update_id = int(entry["seen"])
@@ -149,14 +217,17 @@ class UpdateInbox:
             del self._recently_done[next(iter(self._recently_done))]
 
     def _compact(self) -> None:
-        """Rewrite the file with only what is pending (and how often each was started), plus
-        where polling resumes."""
+        """Rewrite the file with only what is pending (how often each was started, what
+        preview it left), plus where polling resumes."""
         lines = [json.dumps({"seen": self.last_update_id})] if self.last_update_id else []
         for update in self.pending():
-            starts = self._starts.get(int(update["update_id"]), 0)
-            lines.append(
-                json.dumps({"update": update, "starts": starts} if starts else {"update": update})
-            )
+            update_id = int(update["update_id"])
+            entry: dict[str, Any] = {"update": update}
+            if self._starts.get(update_id):
+                entry["starts"] = self._starts[update_id]
+            if self._previews.get(update_id):
+                entry["preview"] = self._previews[update_id]
+            lines.append(json.dumps(entry))
         write_atomic(self.path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
         self._done_since_compaction = 0
 
@@ -199,6 +270,14 @@ class JournalingQueue(asyncio.Queue[object]):
         if isinstance(item, Update) and not await keep_in(self.inbox, [item]):
             return
         await super().put(item)
+
+
+def _sender(update: dict[str, Any]) -> str | None:
+    """The id of whoever sent the update's message, edit or post."""
+    for value in update.values():
+        if isinstance(value, dict) and isinstance(value.get("from"), dict):
+            return str(value["from"].get("id"))
+    return None
 
 
 def _as_json(update: Update) -> dict[str, Any]:

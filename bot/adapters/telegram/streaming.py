@@ -38,12 +38,16 @@ class TelegramReplyStream:
         reply_to: int | None = None,
         on_final: Callable[[], None] = lambda: None,
         clock: Callable[[], float] = time.monotonic,
+        on_preview: Callable[[list[int]], None] | None = None,
     ) -> None:
+        """`on_preview` hears the ids of the messages shown while they are a preview, and []
+        once the final text is in them."""
         self._sender = sender
         self._address = address
         self._interval = interval_seconds
         self._reply_to = reply_to
         self._on_final = on_final
+        self._on_preview = on_preview
         self._clock = clock
         self._latest = ""
         self._previewed = ""
@@ -76,6 +80,7 @@ class TelegramReplyStream:
         self._on_final()
         try:
             await self._show(render_markdown(text), preview=False)
+            self._tell_preview([])
         except DeliveryFailed:
             raise
         except Exception as exc:  # a bug here must not cost the reply guarantee
@@ -97,6 +102,7 @@ class TelegramReplyStream:
             self._sending = True
             try:
                 await self._show(render_markdown(text), preview=True)
+                self._tell_preview(self.message_ids)
                 self._previewed = text
                 self._failures = 0
             except Exception as exc:
@@ -108,6 +114,13 @@ class TelegramReplyStream:
             finally:
                 self._sending = False
             self._next_at = self._clock() + self._interval
+
+    def _tell_preview(self, message_ids: list[int]) -> None:
+        if self._on_preview is not None:
+            try:
+                self._on_preview(message_ids)
+            except Exception as exc:  # only a replay's tidying depends on it
+                log.warning("[Telegram] could not note a preview: %s", exc)
 
     async def _stop_previews(self) -> None:
         """End the preview task; one in the middle of a request is let finish, not torn off."""

@@ -94,10 +94,44 @@ async def test_a_context_query_asks_for_candidates_by_the_number_of_users(config
     sent = json.loads(route.calls.last.request.content)
     assert (sent["top_k"], sent["chunk_top_k"]) == (236, 118)
 
+    owners = 1
     write_config(config_path, retrievalStyle="answer")
     answer = respx.post(f"{URL}/query").respond(json={"response": "6380", "llm_generated": True})
     await adapter.query("Which port does Redis use?", "hybrid", "111")
     assert "top_k" not in json.loads(answer.calls.last.request.content), "its LLM reads them all"
+
+
+@respx.mock
+async def test_answer_style_falls_back_to_context_while_several_users_share_it(config_path, caplog):
+    owners = 1
+    adapter = LightRagAdapter(RuntimeConfigStore(config_path), None, owners=lambda: owners)
+    config_path.write_text(
+        json.dumps(
+            {
+                "rag": {"enabled": True, "url": URL, "retrievalStyle": "answer"},
+                "telegram": {"allowedUsers": [1, 2]},
+            }
+        )
+    )
+    answer = respx.post(f"{URL}/query").respond(json={"response": "Bob's cheese"})
+    data = respx.post(f"{URL}/query/data").respond(
+        json=data_answer(("Redis runs on 6380", MINE), ("Bob likes Roquefort", OTHERS))
+    )
+    with caplog.at_level(logging.WARNING, logger="bot.rag"):
+        for _ in range(3):
+            context = await adapter.query("What does everyone like?", "mix", "111")
+    assert "Roquefort" not in context and not answer.called and data.call_count == 3
+    refusals = [r.message for r in caplog.records if "'answer' is refused" in r.message]
+    assert len(refusals) == 1, "one clear line, not one per query"
+    assert "2 users are allowed" in refusals[0]
+
+    write_config(config_path, retrievalStyle="answer")  # one user allowed...
+    owners = 2  # ...but the server holds someone else's documents
+    await adapter.query("What does everyone like?", "mix", "111")
+    assert not answer.called
+    owners = 1
+    await adapter.query("What does everyone like?", "mix", "111")
+    assert answer.called, "alone, the configured style applies"
 
 
 @respx.mock
@@ -248,11 +282,12 @@ async def test_index_outcomes_are_typed_for_the_worker(adapter):
 
 
 @respx.mock
-async def test_delete_sends_ids_and_a_busy_server_is_retryable(adapter):
+async def test_delete_sends_ids_with_their_extraction_cache_and_busy_is_retryable(adapter):
     route = respx.delete(f"{URL}/documents/delete_document")
     route.respond(json={"status": "deletion_started", "message": "", "doc_id": "a, b"})
     await adapter.delete(["a", "b"])
-    assert json.loads(route.calls.last.request.content) == {"doc_ids": ["a", "b"]}
+    sent = json.loads(route.calls.last.request.content)
+    assert sent == {"doc_ids": ["a", "b"], "delete_llm_cache": True}
     route.respond(json={"status": "busy", "message": "pipeline busy", "doc_id": "a"})
     with pytest.raises(RagUnavailable):
         await adapter.delete(["a"])

@@ -16,6 +16,7 @@ from bot.ports.rag import (
     StoredDocument,
     UploadStatus,
 )
+from bot.rag.circuit import CircuitBreaker
 from bot.rag.documents import RagDocument
 from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger, LedgerEntry
@@ -39,8 +40,10 @@ class FakeRag:
         self.on_server: list[StoredDocument] = []
         self.busy_deletes = 0
         self.uploads: dict[str, UploadStatus] = {}
+        self.attempts = 0
 
     async def index(self, document):
+        self.attempts += 1
         if self.down:
             raise RagUnavailable("Connection refused")
         if "REJECT" in document.text:
@@ -146,6 +149,54 @@ async def test_documents_queued_while_down_arrive_when_the_server_is_back(tmp_pa
     await worker.stop(1)
 
 
+async def test_new_messages_during_an_outage_neither_prompt_attempts_nor_lengthen_the_wait(
+    tmp_path,
+):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"rag": {"enabled": True, "indexRetryMaxSeconds": 60}}))
+    rag = FakeRag()
+    rag.down = True
+    worker = RagIndexer(
+        IndexQueue(tmp_path / "q"), rag, IndexLedger(tmp_path / "l"), RuntimeConfigStore(path)
+    )
+    worker.start()
+    await worker.enqueue(doc(text="the first during the outage"))
+    await wait_for(lambda: rag.attempts >= 1)
+    await asyncio.sleep(0.1)  # a few backoff rounds: 0.02, 0.04, 0.08 s
+    attempts = rag.attempts
+    for i in range(20):
+        await worker.enqueue(doc(text=f"message {i} during the outage"))
+        await asyncio.sleep(0)
+    assert rag.attempts <= attempts + 1, "a new message is no reason to try again"
+
+    rag.down = False
+    started = asyncio.get_running_loop().time()
+    await wait_for(lambda: len(rag.received) == 21, seconds=3)
+    assert asyncio.get_running_loop().time() - started < 2, "the wait stayed short"
+    await worker.stop(1)
+
+
+async def test_a_call_that_reaches_lightrag_again_ends_the_indexers_wait(tmp_path, monkeypatch):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"rag": {"enabled": True, "indexRetryMaxSeconds": 60}}))
+    monkeypatch.setattr(indexer_module, "FIRST_BACKOFF_SECONDS", 30.0)  # the next try is far off
+    rag = FakeRag()
+    rag.down = True
+    breaker = CircuitBreaker()
+    worker = RagIndexer(
+        IndexQueue(tmp_path / "q"), rag, IndexLedger(tmp_path / "l"), RuntimeConfigStore(path)
+    )
+    breaker.on_recovery = worker.server_is_back
+    worker.start()
+    await worker.enqueue(doc(text="queued while LightRAG is down"))
+    await wait_for(lambda: rag.attempts == 1)
+    breaker.record_failure("Connection refused", 3, 30, severe=False)
+    rag.down = False
+    breaker.record_success()  # e.g. a user's query got through
+    await wait_for(lambda: len(rag.received) == 1, seconds=1)
+    await worker.stop(1)
+
+
 async def test_a_document_refused_for_good_is_set_aside_and_the_rest_go_on(tmp_path, config):
     rag = FakeRag()
     worker = RagIndexer(IndexQueue(tmp_path / "queue"), rag, IndexLedger(tmp_path / "l"), config)
@@ -241,6 +292,21 @@ async def test_forget_removes_queued_and_deletes_recorded_and_discovered_documen
     assert rag.deleted == [["doc-a", "doc-b", "doc-lost-id"]]
     assert await store.count_for("111") == 0
     assert [item.document.owner for item in queue.all()] == ["222"]
+
+
+async def test_forget_deletes_the_users_documents_set_aside_as_refused(tmp_path):
+    rag = FakeRag()
+    rag.down = True
+    queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
+    for owner in ("111", "222"):
+        await queue.put(doc(owner, text=f"Refused words of {owner}"))
+        queue.set_aside(queue.oldest(), "HTTP 413: too large")
+    store = LongTermDocuments(queue, ledger, rag)
+    assert await store.count_for("111") == 1
+    assert await store.forget_user("111") == 1
+    left = " ".join(p.read_text() for p in (tmp_path / "failed").iterdir())
+    assert "of 111" not in left and "of 222" in left
+    assert len(list((tmp_path / "failed").iterdir())) == 2, "the other's document and reason"
 
 
 async def test_forget_without_lightrag_touches_no_server(tmp_path):

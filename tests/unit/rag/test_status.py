@@ -1,5 +1,9 @@
-from bot.config import RuntimeConfig
-from bot.rag.status import shared_memory_warning
+from bot.config import RuntimeConfig, RuntimeConfigStore
+from bot.conversation.scope import MemoryScope
+from bot.ports.rag import RagHealth
+from bot.rag.queue import IndexQueue
+from bot.rag.status import RagStatus
+from bot.rag.style import answer_style_refusal, effective_style
 
 
 def config(style, users, enabled=True):
@@ -8,12 +12,40 @@ def config(style, users, enabled=True):
     )
 
 
-def test_answer_style_with_several_users_warns_that_memory_is_shared():
-    warning = shared_memory_warning(config("answer", [1, 2]))
-    assert warning and "shared between users" in warning and "'context'" in warning
+def test_answer_style_is_refused_while_several_people_can_talk_to_the_bot():
+    refusal = answer_style_refusal(config("answer", [1, 2]), owners=1)
+    assert refusal == "2 users are allowed in telegram.allowedUsers"
+    assert effective_style(config("answer", [1, 2]), owners=1) == "context"
 
 
-def test_no_warning_when_memory_cannot_mix():
-    assert shared_memory_warning(config("answer", [1])) is None
-    assert shared_memory_warning(config("context", [1, 2, 3])) is None
-    assert shared_memory_warning(config("answer", [1, 2], enabled=False)) is None
+def test_answer_style_is_refused_while_the_server_holds_several_users_documents():
+    assert answer_style_refusal(config("answer", [1]), owners=3) is not None
+    assert effective_style(config("answer", [1]), owners=3) == "context"
+
+
+def test_answer_style_stays_for_one_user_alone():
+    assert answer_style_refusal(config("answer", [1]), owners=1) is None
+    assert effective_style(config("answer", [1]), owners=1) == "answer"
+    assert answer_style_refusal(config("context", [1, 2, 3]), owners=9) is None
+
+
+class HealthyRag:
+    async def health(self):
+        return RagHealth(True, "healthy at here")
+
+
+class NoDocuments:
+    label = "long-term documents (LightRAG)"
+
+    async def count_for(self, user_id):
+        return 0
+
+
+async def test_status_says_answer_style_is_refused_and_which_style_is_used(tmp_path):
+    path = tmp_path / "runtime-config.json"
+    path.write_text(config("answer", [1, 2]).model_dump_json(by_alias=True))
+    status = RagStatus(RuntimeConfigStore(path), HealthyRag(), IndexQueue(tmp_path / "q"),
+                       NoDocuments())  # fmt: skip
+    lines = await status.status_lines(MemoryScope("1", "1"))
+    assert lines[0] == "LightRAG: healthy (context style, hybrid mode)"
+    assert any("'answer' is refused while 2 users are allowed" in line for line in lines)
