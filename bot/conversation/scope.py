@@ -60,6 +60,11 @@ class MemoryScope:
         return Speaker(self.speaker_id, name or f"user {self.speaker_id}")
 
 
+def group_scope(channel: str, chat_id: str) -> str:
+    """The owner key of a group's memory: every store files the group's data under it."""
+    return f"{GROUP_PREFIX}{channel}:{chat_id}"
+
+
 def memory_scope_of(message: IncomingMessage) -> MemoryScope:
     """The scope of `message`: the sender's own memory in private, the group's in a group.
 
@@ -68,5 +73,5 @@ def memory_scope_of(message: IncomingMessage) -> MemoryScope:
     """
     if not message.in_group:
         return MemoryScope(message.user_id, message.user_id, message.user_name)
-    owner = f"{GROUP_PREFIX}{message.address.channel}:{message.address.chat_id}"
+    owner = group_scope(message.address.channel, message.address.chat_id)
     return MemoryScope(owner, message.user_id, message.user_name, may_forget=message.operator)

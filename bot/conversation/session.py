@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from bot.conversation.messages import ChatMessage, utc_now
+from bot.conversation.scope import group_scope
 
 # A cheap, dependency-free estimate: English averages about four characters per token.
 CHARS_PER_TOKEN = 4
@@ -42,14 +43,17 @@ class Session(BaseModel):
     def forget_user(self, user_id: str) -> int:
         """Drop every turn of `user_id` (their message and what answered it); returns how many
         of their messages went. A message with no recorded author (older sessions) counts as
-        theirs in their own private chat, whose chat id is their user id."""
+        theirs in their own private chat, whose chat id is their user id. `user_id` may also
+        be a group's memory scope (`group:<channel>:<chat id>`): then every turn of the
+        group's chats goes, whoever said it."""
         private = _chat_id(self.key) == user_id
+        whole_group = _group_scope(self.key) == user_id
         kept: list[ChatMessage] = []
         dropping, dropped = False, 0
         for message in self.messages:
             if message.role == "user":
                 author = message.user_id
-                dropping = author == user_id or (author is None and private)
+                dropping = whole_group or author == user_id or (author is None and private)
                 dropped += dropping
             if not dropping:
                 kept.append(message)
@@ -59,16 +63,24 @@ class Session(BaseModel):
     def count_of(self, user_id: str) -> int:
         """How many messages of `user_id` this session holds (see `forget_user`)."""
         private = _chat_id(self.key) == user_id
+        whole_group = _group_scope(self.key) == user_id
         return sum(
             1
             for m in self.messages
-            if m.role == "user" and (m.user_id == user_id or (m.user_id is None and private))
+            if m.role == "user"
+            and (whole_group or m.user_id == user_id or (m.user_id is None and private))
         )
 
 
 def _chat_id(session_key: str) -> str:
     parts = session_key.split(":")
     return parts[1] if len(parts) > 1 else ""
+
+
+def _group_scope(session_key: str) -> str:
+    """The memory scope a group's session (`<channel>:<chat id>[:<topic>]`) belongs to."""
+    parts = session_key.split(":")
+    return group_scope(parts[0], parts[1]) if len(parts) > 1 else ""
 
 
 def estimate_tokens(message: ChatMessage) -> int:

@@ -145,3 +145,22 @@ async def test_forgetting_a_user_drops_their_turns_everywhere_and_keeps_others(t
         "more from Kaveh",
     ]
     assert (await store.load("telegram:7")).messages == []
+
+
+def test_forgetting_a_groups_scope_drops_every_turn_of_its_chats_and_topics():
+    from bot.conversation import ChatMessage, Session
+
+    topic = Session(key="telegram:-100:7")
+    topic.messages += [
+        ChatMessage(role="user", content="Anna: our wifi is Heron5", user_id="1"),
+        ChatMessage(role="assistant", content="Noted."),
+        ChatMessage(role="user", content="Bob: and the door code 4512", user_id="2"),
+        ChatMessage(role="assistant", content="Noted too."),
+    ]
+    other_group = Session(key="telegram:-200")
+    other_group.messages += [ChatMessage(role="user", content="hi all", user_id="1")]
+    assert topic.count_of("group:telegram:-100") == 2
+    assert topic.forget_user("group:telegram:-100") == 2
+    assert topic.messages == []
+    assert other_group.forget_user("group:telegram:-100") == 0
+    assert len(other_group.messages) == 1
