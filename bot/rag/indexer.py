@@ -41,6 +41,7 @@ class RagIndexer:
         self._ledger = ledger
         self._config = config
         self._wake = asyncio.Event()
+        queue.on_written = self._wake.set  # documents the disk refused at first are on it now
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._settling: set[asyncio.Task[None]] = set()

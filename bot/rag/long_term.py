@@ -40,19 +40,20 @@ class LongTermDocuments:
         queued = [item for item in self._queue.all() if item.document.owner == user_id]
         for item in queued:
             self._queue.remove(item)
+        dropped = len(queued) + self._queue.forget_unwritten(user_id)  # incl. ones the disk refused
         entries = self._ledger.entries(user_id)
         if not self._rag.is_available():
             if entries:
                 raise RagUnavailable("LightRAG is off or unreachable, so indexed documents stay")
-            return len(queued)
+            return dropped
         ids = {e.doc_id for e in entries if e.doc_id}
         ids |= {doc.doc_id for doc in await self._rag.documents_of(user_id)}
         ordered = sorted(ids)
         for start in range(0, len(ordered), DELETE_BATCH):
             await self._delete_with_retry(ordered[start : start + DELETE_BATCH])
         self._ledger.clear(user_id)
-        log.info("[RAG] forgot %d document(s) of one user", len(ids) + len(queued))
-        return len(ids) + len(queued)
+        log.info("[RAG] forgot %d document(s) of one user", len(ids) + dropped)
+        return len(ids) + dropped
 
     async def _delete_with_retry(self, doc_ids: list[str]) -> None:
         for attempt in range(1, DELETE_ATTEMPTS + 1):

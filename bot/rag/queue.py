@@ -12,6 +12,8 @@ import logging
 import os
 import secrets
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from pydantic import ValidationError
 
 from bot.rag.documents import RagDocument
 from bot.storage.atomic import make_private_dir, write_atomic
+from bot.storage.disk import START, DiskHealth
 
 log = logging.getLogger("bot.rag")
 
@@ -30,12 +33,29 @@ class QueuedDocument:
 
 
 class IndexQueue:
-    """FIFO of documents waiting for LightRAG, safe across crashes and restarts."""
+    """FIFO of documents waiting for LightRAG, safe across crashes and restarts.
 
-    def __init__(self, directory: Path) -> None:
+    A document the disk refuses waits in memory (up to `max_unwritten`, oldest dropped first)
+    and is written on the next `put` or `DiskHealth` retry; `on_written` then wakes the worker.
+    """
+
+    label = "document(s) for the index queue"
+
+    def __init__(
+        self, directory: Path, disk: DiskHealth | None = None, max_unwritten: int = 1_000
+    ) -> None:
         self.directory = directory
         self.failed_dir = directory.parent / "failed"
-        make_private_dir(directory)
+        self.on_written: Callable[[], None] | None = None
+        self._disk = disk or DiskHealth()
+        self._disk.add_backlog(self)
+        self._unwritten: OrderedDict[str, bytes] = OrderedDict()  # file name -> document
+        self._max_unwritten = max_unwritten
+        self._retrying = asyncio.Lock()
+        try:
+            make_private_dir(directory)
+        except OSError as exc:
+            self._disk.failed(START, exc, "starting anyway")
         self._depth = len(self._names())
 
     @property
@@ -43,16 +63,63 @@ class IndexQueue:
         return self._depth
 
     async def put(self, document: RagDocument) -> None:
-        """Write `document` durably; returns once it would survive a crash."""
+        """Write `document` durably; returns once it would survive a crash, or once it is
+        kept in memory for a retry when the disk refuses it."""
         name = f"{time.time_ns():020d}-{secrets.token_hex(3)}.json"
         data = document.model_dump_json().encode("utf-8")
         # Counted before the write: the worker may send and remove the file before it returns.
         self._depth += 1
         try:
             await asyncio.to_thread(write_atomic, self.directory / name, data)
+        except OSError as exc:
+            self._keep_unwritten(name, data, exc)
+            return
         except BaseException:
             self._depth -= 1
             raise
+        self._disk.wrote("index queue")
+        if self._unwritten:
+            await self.retry_unwritten()
+
+    def unwritten(self) -> int:
+        return len(self._unwritten)
+
+    async def retry_unwritten(self) -> None:
+        """Write what waits in memory, oldest first (names keep arrival order on disk)."""
+        async with self._retrying:
+            written = 0
+            for name, data in list(self._unwritten.items()):
+                try:
+                    await asyncio.to_thread(write_atomic, self.directory / name, data)
+                except OSError as exc:
+                    self._disk.failed("index queue", exc)
+                    break
+                self._unwritten.pop(name, None)
+                written += 1
+            if written:
+                self._disk.wrote("index queue")
+                if self.on_written is not None:
+                    self.on_written()
+
+    def forget_unwritten(self, owner: str) -> int:
+        """Drop the documents of `owner` that wait in memory (`/forget all`)."""
+        names = [
+            name
+            for name, data in self._unwritten.items()
+            if RagDocument.model_validate_json(data).owner == owner
+        ]
+        for name in names:
+            del self._unwritten[name]
+        self._depth = max(0, self._depth - len(names))
+        return len(names)
+
+    def _keep_unwritten(self, name: str, data: bytes, exc: OSError) -> None:
+        self._disk.failed("index queue", exc)
+        self._unwritten[name] = data
+        if len(self._unwritten) > self._max_unwritten:
+            self._unwritten.popitem(last=False)
+            self._depth = max(0, self._depth - 1)
+            log.error("[RagIndexing] over %d unwritten; dropped the oldest", self._max_unwritten)
 
     def oldest(self) -> QueuedDocument | None:
         """The document that has waited longest; unreadable files go to `failed/`."""
@@ -105,4 +172,7 @@ class IndexQueue:
         log.error("[RagIndexing] Set aside %s: %s", path.name, reason)
 
     def _names(self) -> list[str]:
-        return sorted(n for n in os.listdir(self.directory) if n.endswith(".json"))
+        try:
+            return sorted(n for n in os.listdir(self.directory) if n.endswith(".json"))
+        except FileNotFoundError:  # the disk refused to make the folder
+            return []

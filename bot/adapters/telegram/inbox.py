@@ -52,9 +52,12 @@ class UpdateInbox:
         self._done_since_compaction = 0
         self.last_update_id = 0
         """The highest update id ever fetched: polling resumes after it."""
-        make_private_dir(path.parent)
         self._load()
-        self._compact()
+        try:
+            make_private_dir(path.parent)
+            self._compact()
+        except OSError as exc:  # what is on disk stays valid; appends are retried per batch
+            log.error("[Telegram] could not compact the inbox at start: %s; starting anyway", exc)
 
     def pending(self) -> list[dict[str, Any]]:
         """Updates fetched but not handled, oldest first."""
