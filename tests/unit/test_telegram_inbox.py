@@ -2,7 +2,7 @@ import json
 
 from telegram import Update
 
-from bot.adapters.telegram.inbox import JournalingQueue, UpdateInbox
+from bot.adapters.telegram.inbox import COMPACT_AFTER_LINES, JournalingQueue, UpdateInbox
 
 
 def update(update_id, user=1, text="hi"):
@@ -128,3 +128,16 @@ def test_a_start_the_disk_refuses_is_logged_and_the_turn_still_runs(tmp_path, ca
     assert inbox.started(50) == 1
     assert inbox.started(50) == 2, "still counted in memory"
     assert "could not count a start of update 50" in caplog.text
+
+
+def test_strangers_updates_do_not_grow_the_inbox_without_bound(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(1)])  # one of ours, still pending
+    for n in range(2, 2_502):
+        inbox.received([update(n, user=999)])
+    lines = path.read_text().splitlines()
+    assert len(lines) <= COMPACT_AFTER_LINES + 2, f"{len(lines)} lines for 2500 strangers"
+    reopened = UpdateInbox(path, allowed)
+    assert [u["update_id"] for u in reopened.pending()] == [1]
+    assert reopened.last_update_id == 2_501

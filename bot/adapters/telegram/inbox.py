@@ -16,8 +16,9 @@ Lines are ASCII JSON: a message may carry half an emoji (a lone UTF-16 surrogate
 no UTF-8 form but does have a JSON escape.
 
 Only updates worth keeping are written (the caller decides: messages of allowed users), so a
-stranger's words never reach the disk. Handled updates are dropped when the file is
-compacted, at start and every few hundred updates.
+stranger's words never reach the disk, only its id (a `seen` line, so polling resumes after
+it). The file is compacted at start and every `COMPACT_AFTER_LINES` lines, so neither
+handled updates nor strangers' ids pile up in it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from bot.storage.atomic import append_line_safely, make_private_dir, write_atomi
 
 log = logging.getLogger(__name__)
 
-COMPACT_AFTER_DONE = 500
+COMPACT_AFTER_LINES = 1_000
 RECENTLY_DONE = 2_000
 """Handled update ids remembered in memory, to recognise Telegram sending one again."""
 
@@ -49,7 +50,7 @@ class UpdateInbox:
         self._pending: dict[int, dict[str, Any]] = {}
         self._starts: dict[int, int] = {}  # pending update id -> turns started
         self._recently_done: dict[int, None] = {}  # insertion-ordered, trimmed to RECENTLY_DONE
-        self._done_since_compaction = 0
+        self._lines_since_compaction = 0
         self.last_update_id = 0
         """The highest update id ever fetched: polling resumes after it."""
         self._load()
@@ -85,7 +86,8 @@ class UpdateInbox:
             else:
                 lines.append(json.dumps({"seen": update_id}))
         if lines:
-            self._append("\n".join(lines) + "\n", durable=True)
+            self._append("\n".join(lines) + "\n", durable=True, count=len(lines))
+            self._compact_when_long()
         return fresh
 
     def started(self, update_id: int) -> int:
@@ -108,9 +110,15 @@ class UpdateInbox:
         self._starts.pop(update_id, None)
         self._handled(update_id)
         self._append(json.dumps({"done": update_id}) + "\n", durable=False)
-        self._done_since_compaction += 1
-        if self._done_since_compaction >= COMPACT_AFTER_DONE:
+        self._compact_when_long()
+
+    def _compact_when_long(self) -> None:
+        if self._lines_since_compaction < COMPACT_AFTER_LINES:
+            return
+        try:
             self._compact()
+        except OSError as exc:  # the appended lines are valid; compaction is tried again later
+            log.error("[Telegram] could not compact the inbox: %s", exc)
 
     def _load(self) -> None:
         try:
@@ -161,10 +169,11 @@ class UpdateInbox:
                 json.dumps({"update": update, "starts": starts} if starts else {"update": update})
             )
         write_atomic(self.path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
-        self._done_since_compaction = 0
+        self._lines_since_compaction = 0
 
-    def _append(self, text: str, *, durable: bool) -> None:
+    def _append(self, text: str, *, durable: bool, count: int = 1) -> None:
         append_line_safely(self.path, text.encode("utf-8"), durable=durable)
+        self._lines_since_compaction += count
 
 
 async def keep_in(inbox: UpdateInbox, updates: list[Update]) -> list[Update]:
