@@ -26,8 +26,7 @@ class LongTermDocuments:
         self._rag = rag
 
     async def count_for(self, user_id: str) -> int:
-        queued = sum(1 for item in self._queue.all() if item.document.owner == user_id)
-        return len(self._ledger.entries(user_id)) + queued
+        return len(self._ledger.entries(user_id)) + self._queue.count_for(user_id)
 
     async def forget_user(self, user_id: str) -> int:
         """Drop the user's queued documents and delete their indexed ones from the server.

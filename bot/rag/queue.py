@@ -8,11 +8,12 @@ one the server refuses for good moves to `failed/` with the reason, for an opera
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import secrets
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,9 @@ class IndexQueue:
 
     A document the disk refuses waits in memory (up to `max_unwritten`, oldest dropped first)
     and is written on the next `put` or `DiskHealth` retry; `on_written` then wakes the worker.
+
+    Who owns each queued document is kept in memory (read once at start), so `/status` and
+    `/memory` count a user's queued documents without reading the queue.
     """
 
     label = "document(s) for the index queue"
@@ -52,11 +56,20 @@ class IndexQueue:
         self._unwritten: OrderedDict[str, bytes] = OrderedDict()  # file name -> document
         self._max_unwritten = max_unwritten
         self._retrying = asyncio.Lock()
+        self._owner_of: dict[str, str] = {}  # file name -> owner, of every queued document
+        self._per_owner: Counter[str] = Counter()
         try:
             make_private_dir(directory)
         except OSError as exc:
             self._disk.failed(START, exc, "starting anyway")
-        self._depth = len(self._names())
+        names = self._names()
+        self._depth = len(names)
+        for name in names:
+            self._track(name, _owner_in(directory / name))
+
+    def count_for(self, owner: str) -> int:
+        """How many documents of `owner` wait (on disk or in memory); reads no file."""
+        return self._per_owner[owner]
 
     @property
     def depth(self) -> int:
@@ -69,6 +82,7 @@ class IndexQueue:
         data = document.model_dump_json().encode("utf-8")
         # Counted before the write: the worker may send and remove the file before it returns.
         self._depth += 1
+        self._track(name, document.owner)
         try:
             await asyncio.to_thread(write_atomic, self.directory / name, data)
         except OSError as exc:
@@ -76,6 +90,7 @@ class IndexQueue:
             return
         except BaseException:
             self._depth -= 1
+            self._untrack(name)
             raise
         self._disk.wrote("index queue")
         if self._unwritten:
@@ -110,6 +125,7 @@ class IndexQueue:
         ]
         for name in names:
             del self._unwritten[name]
+            self._untrack(name)
         self._depth = max(0, self._depth - len(names))
         return len(names)
 
@@ -117,7 +133,7 @@ class IndexQueue:
         self._disk.failed("index queue", exc)
         self._unwritten[name] = data
         if len(self._unwritten) > self._max_unwritten:
-            self._unwritten.popitem(last=False)
+            self._untrack(self._unwritten.popitem(last=False)[0])
             self._depth = max(0, self._depth - 1)
             log.error("[RagIndexing] over %d unwritten; dropped the oldest", self._max_unwritten)
 
@@ -149,6 +165,7 @@ class IndexQueue:
         try:
             item.path.unlink()
             self._depth = max(0, self._depth - 1)
+            self._untrack(item.path.name)
         except FileNotFoundError:
             pass
 
@@ -167,12 +184,34 @@ class IndexQueue:
             os.replace(path, self.failed_dir / path.name)
         except FileNotFoundError:
             return
+        self._untrack(path.name)
         write_atomic(self.failed_dir / f"{path.name}.reason.txt", (reason + "\n").encode("utf-8"))
         self._depth = max(0, self._depth - 1)
         log.error("[RagIndexing] Set aside %s: %s", path.name, reason)
+
+    def _track(self, name: str, owner: str | None) -> None:
+        if owner is not None:
+            self._owner_of[name] = owner
+            self._per_owner[owner] += 1
+
+    def _untrack(self, name: str) -> None:
+        owner = self._owner_of.pop(name, None)
+        if owner is not None:
+            self._per_owner[owner] -= 1
+            if not self._per_owner[owner]:
+                del self._per_owner[owner]
 
     def _names(self) -> list[str]:
         try:
             return sorted(n for n in os.listdir(self.directory) if n.endswith(".json"))
         except FileNotFoundError:  # the disk refused to make the folder
             return []
+
+
+def _owner_in(path: Path) -> str | None:
+    """The owner of a queued document file; None when it cannot be read (set aside later)."""
+    try:
+        owner = json.loads(path.read_bytes()).get("owner")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return owner if isinstance(owner, str) else None
