@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from bot.conversation import ChatMessage
 from bot.conversation.scope import MemoryScope
+from bot.memory.remember_switch import RememberSwitch
 from bot.rag.documents import RagDocument
 from bot.rag.queue import IndexQueue
 from bot.storage.data_dir_lock import DataDirLock
@@ -116,3 +117,10 @@ async def test_forget_drops_documents_the_disk_refused(tmp_path, monkeypatch):
     await queue.put(document("u2", "theirs"))
     assert queue.forget_unwritten("u1") == 1
     assert queue.depth == 1 and queue.unwritten() == 1
+
+
+async def test_a_remember_choice_the_disk_refuses_is_not_applied_and_says_so(tmp_path, monkeypatch):
+    switch = RememberSwitch(tmp_path / "remember-off.json")
+    FullDisk(monkeypatch, tmp_path)
+    assert await switch.set_remembering("u1", False) is False
+    assert switch.is_remembering("u1"), "no choice that a restart would undo"

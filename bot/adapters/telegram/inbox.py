@@ -51,6 +51,7 @@ class UpdateInbox:
         self._starts: dict[int, int] = {}  # pending update id -> turns started
         self._recently_done: dict[int, None] = {}  # insertion-ordered, trimmed to RECENTLY_DONE
         self._lines_since_compaction = 0
+        self._refused = False  # the disk refuses the inbox: logged once, until a write works
         self.last_update_id = 0
         """The highest update id ever fetched: polling resumes after it."""
         self._load()
@@ -86,7 +87,11 @@ class UpdateInbox:
             else:
                 lines.append(json.dumps({"seen": update_id}))
         if lines:
-            self._append("\n".join(lines) + "\n", durable=True, count=len(lines))
+            try:
+                self._append("\n".join(lines) + "\n", durable=True, count=len(lines))
+            except OSError as exc:  # a full disk: answered all the same, only not replayable
+                self._refuse(exc)
+                return fresh
             self._compact_when_long()
         return fresh
 
@@ -99,7 +104,7 @@ class UpdateInbox:
         try:
             self._append(json.dumps({"start": update_id}) + "\n", durable=False)
         except OSError as exc:  # the message is still answered; only a replay would not know
-            log.error("[Telegram] could not count a start of update %d: %s", update_id, exc)
+            self._refuse(exc)
         return self._starts[update_id]
 
     def done(self, update_id: int) -> None:
@@ -109,8 +114,21 @@ class UpdateInbox:
             return
         self._starts.pop(update_id, None)
         self._handled(update_id)
-        self._append(json.dumps({"done": update_id}) + "\n", durable=False)
+        try:
+            self._append(json.dumps({"done": update_id}) + "\n", durable=False)
+        except OSError as exc:  # at worst a replay, which the session recognises
+            self._refuse(exc)
+            return
         self._compact_when_long()
+
+    def _refuse(self, exc: OSError) -> None:
+        if not self._refused:
+            log.error(
+                "[Telegram] could not write the inbox (%s): messages are answered, but not "
+                "kept for a replay after a crash, until the disk has room",
+                exc.strerror or exc,
+            )
+        self._refused = True
 
     def _compact_when_long(self) -> None:
         if self._lines_since_compaction < COMPACT_AFTER_LINES:
@@ -174,11 +192,15 @@ class UpdateInbox:
     def _append(self, text: str, *, durable: bool, count: int = 1) -> None:
         append_line_safely(self.path, text.encode("utf-8"), durable=durable)
         self._lines_since_compaction += count
+        if self._refused:
+            self._refused = False
+            log.info("[Telegram] writing the inbox works again")
 
 
 async def keep_in(inbox: UpdateInbox, updates: list[Update]) -> list[Update]:
-    """Journal a batch and return the updates that are new. If the disk refuses, all of them
-    are answered anyway (and the log says so) rather than the bot going silent."""
+    """Journal a batch and return the updates that are new. A full disk costs only the
+    replay (`UpdateInbox.received` logs it); on any other failure all of them are answered
+    anyway (and the log says so) rather than the bot going silent."""
     try:
         fresh = set(await asyncio.to_thread(inbox.received, [_as_json(u) for u in updates]))
     except Exception as exc:
