@@ -15,6 +15,7 @@ from bot.app import BotApp
 from bot.logging_setup import setup_logging
 from bot.settings import NO_LLM_MESSAGE, Settings
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
+from bot.storage.disk import START, DiskHealth
 
 EPILOG = """environment (or .env; see .env.example):
   OPENAI_API_KEY       key of the OpenAI-compatible API
@@ -129,16 +130,19 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     setup_logging(settings.log_level, settings.secret_values(), log_file)
+    disk = DiskHealth()
+    if lock.write_error is not None:  # one line, not a traceback: a supervisor would loop
+        disk.failed(START, lock.write_error, "starting anyway (see /status)")
     try:
-        return asyncio.run(run(settings, channel))
+        return asyncio.run(run(settings, channel, disk))
     except KeyboardInterrupt:
         return 0
     finally:
         lock.release()
 
 
-async def run(settings: Settings, channel: str) -> int:
-    app = BotApp.build(settings)
+async def run(settings: Settings, channel: str, disk: DiskHealth | None = None) -> int:
+    app = BotApp.build(settings, disk=disk)
     await app.start()
     try:
         if channel == "telegram":

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -33,6 +35,7 @@ from bot.rag.long_term import LongTermDocuments
 from bot.rag.queue import IndexQueue
 from bot.rag.status import RagStatus
 from bot.settings import Settings
+from bot.storage.disk import DiskHealth
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
 from bot.tools.memory import MemoryTool
@@ -63,11 +66,17 @@ class BotApp:
     extractor: LlmFactExtractor
     memory_stores: list[UserMemoryStore]
     """What `/memory` counts and `/forget all` empties; a channel may add its own."""
+    disk: DiskHealth
+    _disk_retries: asyncio.Task[None] | None = field(default=None, repr=False)
 
     @classmethod
-    def build(cls, settings: Settings, llm: LlmPort | None = None) -> BotApp:
-        """Wire the bot from settings; `llm` replaces the OpenAI adapter (tests, benchmarks)."""
+    def build(
+        cls, settings: Settings, llm: LlmPort | None = None, disk: DiskHealth | None = None
+    ) -> BotApp:
+        """Wire the bot from settings; `llm` replaces the OpenAI adapter (tests, benchmarks);
+        `disk` is told what the disk refused, from the start (the lock file) on."""
         data = settings.data_dir
+        disk = disk or DiskHealth()
         config = RuntimeConfigStore(settings.runtime_config_path)
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
         if llm is None:
@@ -89,14 +98,14 @@ class BotApp:
         remember = RememberSwitch(data / "memory" / "remember-off.json")
 
         # Long-term memory through LightRAG (`# Relevant Memory`, order 55).
-        ledger = IndexLedger(data / "rag" / "ledger")
+        ledger = IndexLedger(data / "rag" / "ledger", disk)
         rag = LightRagAdapter(config, settings.rag_api_key, owners=ledger.owner_count)
-        queue = IndexQueue(data / "rag" / "queue")
+        queue = IndexQueue(data / "rag" / "queue", disk)
         indexer = RagIndexer(queue, rag, ledger, config)
         rag.breaker.on_recovery = indexer.server_is_back  # queued documents go once it is back
         long_term = LongTermDocuments(queue, ledger, rag)
         # What `/memory` counts and `/forget all` empties, per user.
-        sessions = JsonSessionStore(data / "sessions")
+        sessions = JsonSessionStore(data / "sessions", disk=disk)
         memory_stores: list[UserMemoryStore] = [memory, long_term, sessions]
 
         tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember)])
@@ -117,7 +126,7 @@ class BotApp:
             config=config,
             tools=tools,
             llm_endpoint=describe_endpoint(settings.openai_base_url),
-            status_providers=[remember, rag_status],
+            status_providers=[disk, remember, rag_status],
         ).register()
         MemoryCommands(commands, memory, memory_stores, remember, extractor).register()
         runner = TurnRunner(pipeline, sessions, config, commands, remembering=remember)
@@ -136,11 +145,13 @@ class BotApp:
             embedder,
             extractor,
             memory_stores,
+            disk,
         )
 
     async def start(self) -> None:
         """Start background work: the index worker sends what earlier runs left queued."""
         self.indexer.start()
+        self._disk_retries = asyncio.create_task(self.disk.run_retries(), name="disk-retries")
         await self.embedder.warm_up()
         if self.config.current().rag.enabled:
             self.rag.retrieval_style(self.config.current())  # logs a refused `answer` style
@@ -161,6 +172,11 @@ class BotApp:
         """Finish memory writes, drain the index queue for a bounded time, close clients."""
         await self.extractor.drain()
         await self.memory.drain()
+        if self._disk_retries is not None:
+            self._disk_retries.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._disk_retries
+        await self.disk.retry()  # a last try for what the disk refused; lost if it fails
         await self.indexer.stop()
         await self.rag.aclose()
         await self.embedder.close()

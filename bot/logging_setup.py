@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from bot.storage.atomic import open_private
+from bot.storage.atomic import UnsafePath, open_private
 
 REDACTED = "***"
 # python-telegram-bot puts the bot token in every request URL (".../bot<token>/getUpdates").
@@ -56,8 +56,15 @@ def setup_logging(level: str, secrets: Iterable[str], log_file: Path | None = No
 
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setFormatter(formatter)
+    refused: OSError | None = None
     if log_file is not None:
-        os.close(open_private(log_file, os.O_WRONLY))  # 0600, not a symlink; then appended to
+        try:
+            os.close(open_private(log_file, os.O_WRONLY))  # 0600, not a symlink; appended to
+        except UnsafePath:
+            raise
+        except OSError as exc:  # a full disk: log to stderr rather than not start
+            refused, log_file = exc, None
+    if log_file is not None:
         file_handler = logging.FileHandler(log_file, encoding="utf-8")
         file_handler.setFormatter(formatter)
         root.addHandler(file_handler)
@@ -67,3 +74,5 @@ def setup_logging(level: str, secrets: Iterable[str], log_file: Path | None = No
     # Request URLs at INFO are noise (and, for Telegram, carry the token): keep them out.
     for noisy in ("httpx", "httpx2", "httpcore", "openai", "telegram.ext.Updater"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if refused is not None:
+        logging.getLogger(__name__).error("[Logging] no log file (%s); logging to stderr", refused)

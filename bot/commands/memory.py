@@ -109,7 +109,10 @@ class MemoryCommands:
         if argument == "off" and self.extraction is not None:
             await self.extraction.discard(user_id)
         if not await self.switch.set_remembering(user_id, argument == "on"):
-            return "I can't change this now: my settings file is damaged. Please tell the operator."
+            return (
+                "I can't change this now: my settings file is damaged or cannot be written. "
+                "Please tell the operator."
+            )
         if argument == "off":
             return (
                 "Okay: from now on I store nothing new from our conversations, short-term or "

@@ -47,7 +47,8 @@ class RememberSwitch:
         return []
 
     async def set_remembering(self, user_id: str, on: bool) -> bool:
-        """Record the choice; False when the file is damaged and must be fixed first."""
+        """Record the choice; False when the file is damaged and must be fixed first, or the
+        disk refuses it (then nothing changes: a choice that would not survive a restart)."""
         async with self._lock:
             if self.damaged is not None:
                 return False
@@ -59,7 +60,11 @@ class RememberSwitch:
             else:
                 off.add(user_id)
             data = _RememberOff(user_ids=sorted(off)).model_dump_json(indent=1).encode()
-            await asyncio.to_thread(write_atomic, self.path, data)
+            try:
+                await asyncio.to_thread(write_atomic, self.path, data)
+            except OSError as exc:
+                log.error("[Memory] could not record a /remember choice: %s", exc)
+                return False
             self._off = off
             log.info("[Memory] remembering turned %s for a user", "on" if on else "off")
             return True

@@ -47,6 +47,7 @@ class RagIndexer:
         """A new document, or shutdown: the idle worker looks at the queue."""
         self._back = asyncio.Event()
         """LightRAG answers again, or shutdown: a backing-off worker tries at once."""
+        queue.on_written = self._wake.set  # documents the disk refused at first are on it now
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._settling: set[asyncio.Task[None]] = set()

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from bot.rag.documents import tag
 from bot.storage.atomic import append_line_safely, make_private_dir
+from bot.storage.disk import START, DiskHealth
 
 log = logging.getLogger("bot.rag")
 
@@ -31,9 +32,12 @@ class IndexLedger:
     later line of a `file_source` wins.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, disk: DiskHealth | None = None) -> None:
         self.directory = directory
-        make_private_dir(directory)
+        try:
+            make_private_dir(directory)
+        except OSError as exc:
+            (disk or DiskHealth()).failed(START, exc, "starting anyway")
         self._owner_tags = {path.stem for path in directory.glob("*.jsonl")}
 
     def path_for(self, owner: str) -> Path:

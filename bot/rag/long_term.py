@@ -26,9 +26,8 @@ class LongTermDocuments:
         self._rag = rag
 
     async def count_for(self, user_id: str) -> int:
-        queued = sum(1 for item in self._queue.all() if item.document.owner == user_id)
-        refused = len(self._queue.failed_of(user_id))
-        return len(self._ledger.entries(user_id)) + queued + refused
+        refused = await asyncio.to_thread(self._queue.failed_of, user_id)  # rarely any
+        return len(self._ledger.entries(user_id)) + self._queue.count_for(user_id) + len(refused)
 
     async def forget_user(self, user_id: str) -> int:
         """Drop the user's queued documents and delete their indexed ones from the server.
@@ -44,7 +43,8 @@ class LongTermDocuments:
         refused = self._queue.failed_of(user_id)  # set aside for an operator: words all the same
         for path in refused:
             self._queue.delete_failed(path)
-        local = len(queued) + len(refused)
+        # Queued on disk, set aside, and waiting in memory for room on the disk.
+        local = len(queued) + len(refused) + self._queue.forget_unwritten(user_id)
         entries = self._ledger.entries(user_id)
         if not self._rag.is_available():
             if entries:

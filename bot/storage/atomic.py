@@ -67,16 +67,25 @@ def write_atomic(path: Path, data: bytes) -> None:
     existed = path.exists()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     if not existed:
         fsync_dir(path.parent)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Every byte of `data` to `fd`. The one place file contents are written, so a test can
+    make the disk full here (`OSError` ENOSPC) for every store at once."""
+    written = os.write(fd, data)
+    while written < len(data):  # regular files take it all at once; this is only a guard
+        written += os.write(fd, data[written:])
 
 
 def fsync_dir(directory: Path) -> None:
@@ -101,9 +110,7 @@ def append_line_safely(path: Path, data: bytes, *, durable: bool = True) -> None
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
-        written = os.write(fd, data)
-        while written < len(data):  # regular files take it all at once; this is only a guard
-            written += os.write(fd, data[written:])
+        write_all(fd, data)
         if durable:
             os.fsync(fd)
     finally:

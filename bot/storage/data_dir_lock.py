@@ -14,6 +14,7 @@ import fcntl
 import os
 from pathlib import Path
 
+from bot.storage import atomic
 from bot.storage.atomic import UnsafePath, open_private
 
 LOCK_NAME = "bot.lock"
@@ -32,10 +33,15 @@ class DataDirLock:
         self.data_dir = data_dir
         self.path = data_dir / LOCK_NAME
         self._fd: int | None = None
+        self.write_error: OSError | None = None
+        """Why the lock file could not be made or written (a full disk): the bot starts anyway."""
 
     def acquire(self) -> None:
         """Take the lock, or raise `DataDirInUse` at once (no waiting); `DataDirRefused` when
-        the lock file is a symbolic link. Makes the data dir (0700) when it is missing."""
+        the lock file is a symbolic link. Makes the data dir (0700) when it is missing.
+
+        A disk that refuses the lock file or the pid in it is no reason to stay down (a
+        supervisor would restart the bot in a loop): that is kept in `write_error`."""
         try:
             fd = open_private(self.path, os.O_RDWR)
         except UnsafePath:
@@ -43,6 +49,9 @@ class DataDirLock:
                 f"{self.path} is a symbolic link, and the bot writes through none in its data "
                 "dir. Remove it (it is only a lock file) and start again."
             ) from None
+        except OSError as exc:
+            self.write_error = exc  # no file to lock; nothing else can be written either
+            return
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -53,8 +62,11 @@ class DataDirLock:
                 "Stop it first, or give this one its own data dir (--data-dir or BOT_DATA_DIR)."
             ) from None
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
+        try:
+            atomic.write_all(fd, f"{os.getpid()}\n".encode())
+        except OSError as exc:
+            self.write_error = exc
 
     def release(self) -> None:
         if self._fd is not None:

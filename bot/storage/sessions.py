@@ -12,8 +12,10 @@ from urllib.parse import quote, unquote
 
 from pydantic import ValidationError
 
+from bot.chat_locks import ChatLocks
 from bot.conversation import Session, utc_now
 from bot.storage.atomic import make_private_dir, write_atomic
+from bot.storage.disk import START, DiskHealth
 
 log = logging.getLogger(__name__)
 
@@ -25,17 +27,38 @@ class JsonSessionStore:
     is the only writer. A session is serialised on the event loop (so no other coroutine can
     change it half-way) and written and fsynced on a worker thread (so the loop never waits on
     the disk). A damaged file is moved aside (`*.corrupt-<time>.json`), never deleted.
+
+    A session the disk refuses stays in memory (up to `max_unsaved` of them), is what the
+    chat's next turn loads, and is written again on the next save of any session and by the
+    `DiskHealth` retries.
     """
 
     label = "messages in conversations (current and archived)"
     """As `/forget all` lists it (`UserMemoryStore`)."""
+    unwritten_label = "unsaved session(s)"
+    """As `/status` lists what the disk refused (`Backlog`)."""
 
-    def __init__(self, directory: Path, cache_size: int = 512) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        cache_size: int = 512,
+        disk: DiskHealth | None = None,
+        max_unsaved: int = 1_000,
+    ) -> None:
         self.directory = directory
         self.archive_dir = directory / "archive"
         self._cache: OrderedDict[str, Session] = OrderedDict()
         self._cache_size = cache_size
-        make_private_dir(directory)
+        self._unsaved: OrderedDict[str, tuple[Session, int]] = OrderedDict()
+        self._saves = 0
+        self._max_unsaved = max_unsaved
+        self._writing = ChatLocks()  # one write of a session at a time, in save order
+        self._disk = disk or DiskHealth()
+        self._disk.add_backlog(self)
+        try:
+            make_private_dir(directory)
+        except OSError as exc:
+            self._disk.failed(START, exc, "starting anyway")
 
     def path_for(self, key: str) -> Path:
         return self.directory / f"{quote(key, safe='-_.')}.json"
@@ -43,6 +66,10 @@ class JsonSessionStore:
     async def load(self, key: str) -> Session:
         """From the cache, else read on the event loop: parsing holds the GIL in a thread too,
         and a thread hop per turn costs more than reading a page-cached file."""
+        unsaved = self._unsaved.get(key)
+        if unsaved is not None:  # the disk refused it: the file is older than this
+            self._remember(unsaved[0])
+            return unsaved[0]
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
@@ -52,13 +79,47 @@ class JsonSessionStore:
         return session
 
     async def save(self, session: Session) -> None:
+        """Write `session`; if the disk refuses, keep it in memory for a retry (no error)."""
         session.updated_at = utc_now()
-        data = session.model_dump_json().encode("utf-8")
         self._remember(session)
-        await asyncio.to_thread(write_atomic, self.path_for(session.key), data)
+        self._saves += 1
+        self._unsaved[session.key] = (session, self._saves)
+        self._unsaved.move_to_end(session.key)
+        if await self._write(session.key) and self._unsaved:
+            await self.retry_unwritten()
+        while len(self._unsaved) > self._max_unsaved:
+            key, _ = self._unsaved.popitem(last=False)
+            log.error("[Sessions] more than %d unsaved; dropped chat %s", self._max_unsaved, key)
+
+    def unwritten(self) -> int:
+        return len(self._unsaved)
+
+    async def retry_unwritten(self) -> None:
+        for key in list(self._unsaved):
+            if not await self._write(key):
+                return
+
+    async def _write(self, key: str) -> bool:
+        """Write the unsaved session of `key`, if still unsaved; False when the disk refused."""
+        async with self._writing.hold(key):
+            entry = self._unsaved.get(key)
+            if entry is None:
+                return True  # a save or retry that queued behind this one wrote it
+            session, save = entry
+            data = session.model_dump_json().encode("utf-8")
+            try:
+                await asyncio.to_thread(write_atomic, self.path_for(key), data)
+            except OSError as exc:
+                self._disk.failed("sessions", exc)
+                return False
+            if self._unsaved.get(key, (None, 0))[1] == save:  # else saved again meanwhile
+                del self._unsaved[key]
+            self._disk.wrote("sessions")
+            return True
 
     async def archive(self, key: str) -> None:
         self._cache.pop(key, None)
+        self._unsaved.pop(key, None)
         await asyncio.to_thread(self._archive_file, self.path_for(key))
 
     def _archive_file(self, path: Path) -> None:

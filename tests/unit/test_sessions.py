@@ -2,8 +2,6 @@ import json
 import logging
 import os
 
-import pytest
-
 from bot.conversation import ChatMessage, Session, ToolCall, recent_history
 from bot.storage.sessions import JsonSessionStore
 
@@ -30,8 +28,8 @@ async def test_a_crash_mid_write_leaves_the_previous_file_intact(tmp_path, monke
 
     monkeypatch.setattr(os, "replace", crash)
     session.messages.append(ChatMessage.user("second"))
-    with pytest.raises(OSError):
-        await store.save(session)
+    await store.save(session)  # kept in memory for a retry, not raised (see test_disk_full)
+    assert store.unwritten() == 1
     assert store.path_for("c").read_bytes() == before
     assert [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []
 

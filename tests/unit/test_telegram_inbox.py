@@ -2,7 +2,8 @@ import json
 
 from telegram import Update
 
-from bot.adapters.telegram.inbox import JournalingQueue, UpdateInbox
+from bot.adapters.telegram.inbox import COMPACT_AFTER_LINES, JournalingQueue, UpdateInbox
+from tests.fakes.full_disk import FullDisk
 
 
 def update(update_id, user=1, text="hi"):
@@ -127,7 +128,7 @@ def test_a_start_the_disk_refuses_is_logged_and_the_turn_still_runs(tmp_path, ca
     path.symlink_to(tmp_path / "moved.jsonl")  # the bot writes through no symlink
     assert inbox.started(50) == 1
     assert inbox.started(50) == 2, "still counted in memory"
-    assert "could not count a start of update 50" in caplog.text
+    assert "could not write the inbox" in caplog.text
 
 
 async def test_forgetting_a_user_compacts_their_handled_messages_away(tmp_path):
@@ -157,3 +158,32 @@ def test_an_unfinished_preview_is_remembered_across_a_restart_until_final_or_don
     assert UpdateInbox(path, allowed).leftover_preview(1) == [501, 502], "kept by compaction"
     reopened.done(1)
     assert UpdateInbox(path, allowed).leftover_preview(1) == []
+
+
+def test_strangers_updates_do_not_grow_the_inbox_without_bound(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(1)])  # one of ours, still pending
+    for n in range(2, 2_502):
+        inbox.received([update(n, user=999)])
+    lines = path.read_text().splitlines()
+    assert len(lines) <= COMPACT_AFTER_LINES + 2, f"{len(lines)} lines for 2500 strangers"
+    reopened = UpdateInbox(path, allowed)
+    assert [u["update_id"] for u in reopened.pending()] == [1]
+    assert reopened.last_update_id == 2_501
+
+
+def test_a_full_disk_costs_the_inbox_its_replay_not_the_answer(tmp_path, monkeypatch, caplog):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    disk = FullDisk(monkeypatch, tmp_path)
+    for n in (1, 2):
+        assert inbox.received([update(n)]) == [n]
+        assert inbox.started(n) == 1
+        inbox.done(n)  # no OSError into the update processor
+    assert inbox.received([update(2)]) == [], "a repeat is still recognised"
+    refused = [r for r in caplog.records if "could not write the inbox" in r.getMessage()]
+    assert len(refused) == 1 and disk.refused == 6
+    disk.full = False
+    inbox.received([update(3)])
+    assert [u["update_id"] for u in UpdateInbox(path, allowed).pending()] == [3]

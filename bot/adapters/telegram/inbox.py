@@ -20,8 +20,9 @@ Lines are ASCII JSON: a message may carry half an emoji (a lone UTF-16 surrogate
 no UTF-8 form but does have a JSON escape.
 
 Only updates worth keeping are written (the caller decides: messages of allowed users), so a
-stranger's words never reach the disk. Handled updates are dropped when the file is
-compacted, at start and every few hundred updates.
+stranger's words never reach the disk, only its id (a `seen` line, so polling resumes after
+it). The file is compacted at start and every `COMPACT_AFTER_LINES` lines, so neither
+handled updates nor strangers' ids pile up in it.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from bot.storage.atomic import append_line_safely, make_private_dir, write_atomi
 
 log = logging.getLogger(__name__)
 
-COMPACT_AFTER_DONE = 500
+COMPACT_AFTER_LINES = 1_000
 RECENTLY_DONE = 2_000
 """Handled update ids remembered in memory, to recognise Telegram sending one again."""
 
@@ -60,12 +61,16 @@ class UpdateInbox:
         self._starts: dict[int, int] = {}  # pending update id -> turns started
         self._previews: dict[int, list[int]] = {}  # pending update id -> unfinished preview
         self._recently_done: dict[int, None] = {}  # insertion-ordered, trimmed to RECENTLY_DONE
-        self._done_since_compaction = 0
+        self._lines_since_compaction = 0
+        self._refused = False  # the disk refuses the inbox: logged once, until a write works
         self.last_update_id = 0
         """The highest update id ever fetched: polling resumes after it."""
-        make_private_dir(path.parent)
         self._load()
-        self._compact()
+        try:
+            make_private_dir(path.parent)
+            self._compact()
+        except OSError as exc:  # what is on disk stays valid; appends are retried per batch
+            log.error("[Telegram] could not compact the inbox at start: %s; starting anyway", exc)
 
     def pending(self) -> list[dict[str, Any]]:
         """Updates fetched but not handled, oldest first."""
@@ -93,7 +98,12 @@ class UpdateInbox:
             else:
                 lines.append(json.dumps({"seen": update_id}))
         if lines:
-            self._append("\n".join(lines) + "\n", durable=True)
+            try:
+                self._append("\n".join(lines) + "\n", durable=True, count=len(lines))
+            except OSError as exc:  # a full disk: answered all the same, only not replayable
+                self._refuse(exc)
+                return fresh
+            self._compact_when_long()
         return fresh
 
     def started(self, update_id: int) -> int:
@@ -105,7 +115,7 @@ class UpdateInbox:
         try:
             self._append(json.dumps({"start": update_id}) + "\n", durable=False)
         except OSError as exc:  # the message is still answered; only a replay would not know
-            log.error("[Telegram] could not count a start of update %d: %s", update_id, exc)
+            self._refuse(exc)
         return self._starts[update_id]
 
     def preview_shown(self, update_id: int, message_ids: list[int]) -> None:
@@ -135,10 +145,29 @@ class UpdateInbox:
         self._starts.pop(update_id, None)
         self._previews.pop(update_id, None)
         self._handled(update_id)
-        self._append(json.dumps({"done": update_id}) + "\n", durable=False)
-        self._done_since_compaction += 1
-        if self._done_since_compaction >= COMPACT_AFTER_DONE:
+        try:
+            self._append(json.dumps({"done": update_id}) + "\n", durable=False)
+        except OSError as exc:  # at worst a replay, which the session recognises
+            self._refuse(exc)
+            return
+        self._compact_when_long()
+
+    def _refuse(self, exc: OSError) -> None:
+        if not self._refused:
+            log.error(
+                "[Telegram] could not write the inbox (%s): messages are answered, but not "
+                "kept for a replay after a crash, until the disk has room",
+                exc.strerror or exc,
+            )
+        self._refused = True
+
+    def _compact_when_long(self) -> None:
+        if self._lines_since_compaction < COMPACT_AFTER_LINES:
+            return
+        try:
             self._compact()
+        except OSError as exc:  # the appended lines are valid; compaction is tried again later
+            log.error("[Telegram] could not compact the inbox: %s", exc)
 
     async def count_for(self, user_id: str) -> int:
         return len(await asyncio.to_thread(self._handled_of, user_id))
@@ -229,15 +258,20 @@ class UpdateInbox:
                 entry["preview"] = self._previews[update_id]
             lines.append(json.dumps(entry))
         write_atomic(self.path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
-        self._done_since_compaction = 0
+        self._lines_since_compaction = 0
 
-    def _append(self, text: str, *, durable: bool) -> None:
+    def _append(self, text: str, *, durable: bool, count: int = 1) -> None:
         append_line_safely(self.path, text.encode("utf-8"), durable=durable)
+        self._lines_since_compaction += count
+        if self._refused:
+            self._refused = False
+            log.info("[Telegram] writing the inbox works again")
 
 
 async def keep_in(inbox: UpdateInbox, updates: list[Update]) -> list[Update]:
-    """Journal a batch and return the updates that are new. If the disk refuses, all of them
-    are answered anyway (and the log says so) rather than the bot going silent."""
+    """Journal a batch and return the updates that are new. A full disk costs only the
+    replay (`UpdateInbox.received` logs it); on any other failure all of them are answered
+    anyway (and the log says so) rather than the bot going silent."""
     try:
         fresh = set(await asyncio.to_thread(inbox.received, [_as_json(u) for u in updates]))
     except Exception as exc:

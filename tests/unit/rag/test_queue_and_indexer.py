@@ -3,6 +3,7 @@
 import asyncio
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -372,3 +373,25 @@ async def test_turning_rag_off_stops_status_checks_until_it_is_back_on(
     config.path.write_text(json.dumps({"rag": {"enabled": True, "indexRetryMaxSeconds": 1}}))
     await wait_for(lambda: [e.doc_id for e in ledger.entries("111")] == ["doc-1"])
     await worker.stop(1)
+
+
+async def test_counting_a_users_queued_documents_reads_no_queue_file(tmp_path, monkeypatch):
+    queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
+    for n in range(300):
+        await queue.put(doc("111" if n % 3 else "222", f"exchange {n}"))
+    restarted = IndexQueue(tmp_path / "q")  # owners are read once, at start
+    taken = restarted.oldest()
+    assert taken is not None
+    restarted.remove(taken)
+    reads = []
+    real_read = Path.read_bytes
+
+    def spy(path):
+        reads.append(path)
+        return real_read(path)
+
+    monkeypatch.setattr(Path, "read_bytes", spy)
+    store = LongTermDocuments(restarted, ledger, FakeRag())
+    assert await store.count_for("111") == 200
+    assert await store.count_for("222") == 99  # the oldest, one of 222's, was sent
+    assert [p for p in reads if p.is_relative_to(tmp_path / "q")] == []
