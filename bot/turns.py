@@ -86,6 +86,7 @@ class TurnRunner:
             raise
         finally:
             session.messages.extend(ctx.turn_messages)
+            session.trim(config.llm.session_max_messages)
             await self._ensure_reply(ctx)
             await self._sessions.save(session)
 

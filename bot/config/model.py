@@ -37,6 +37,9 @@ class LlmConfig(Section):
     tool_timeout_seconds: float = Field(20, gt=0, le=600)
     tool_output_max_chars: int = Field(8000, ge=100, le=1_000_000)
     history_token_budget: int = Field(8000, ge=256, le=2_000_000)
+    session_max_messages: int = Field(
+        500, ge=20, le=100_000, description="Older turns leave the session file."
+    )
     retry_attempts: int = Field(4, ge=1, le=20, description="Attempts per LLM request.")
     retry_max_seconds: float = Field(60, ge=0, le=3600, description="Total time spent retrying.")
 

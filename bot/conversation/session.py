@@ -34,6 +34,22 @@ class Session(BaseModel):
                 return any(later.role == "assistant" for later in tail[index + 1 :])
         return False
 
+    def trim(self, max_messages: int) -> int:
+        """Drop the oldest whole turns until at most `max_messages` remain (the last turn is
+        always kept whole); returns how many messages went. A session is rewritten after
+        every turn, so an unbounded one would cost ever more time and disk: older turns live
+        on in memory and long-term memory, and only the recent ones are ever sent."""
+        excess = len(self.messages) - max_messages
+        if excess <= 0:
+            return 0
+        cut = excess
+        while cut < len(self.messages) and self.messages[cut].role != "user":
+            cut += 1  # never split a turn: a tool result without its call confuses the LLM
+        if cut >= len(self.messages):
+            return 0
+        del self.messages[:cut]
+        return cut
+
     def forget_unanswered(self, external_id: str) -> None:
         """Drop the last message if it is `external_id` left without an answer (a turn cut
         short), so that the message can have its turn again."""

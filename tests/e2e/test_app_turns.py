@@ -105,3 +105,16 @@ async def test_status_reports_a_rejected_config_edit(app, settings):
     await app.handle(say(BOB, "/status"), channel)
     assert "⚠ Runtime config: the last edit was rejected" in channel.texts()[-1]
     assert "runtime-config.json" not in channel.texts()[-1]
+
+
+async def test_a_long_chat_keeps_its_session_file_bounded(app, settings):
+    edit_runtime_config(settings.runtime_config_path, llm={"sessionMaxMessages": 20})
+    edit_runtime_config(settings.runtime_config_path, rateLimit={"messagesPerMinute": 1000})
+    channel = RecordingChannel()
+    for n in range(30):
+        await app.handle(say(ALICE, f"message number {n}"), channel)
+    (path,) = (settings.data_dir / "sessions").glob("*.json")
+    messages = json.loads(path.read_text())["messages"]
+    assert len(messages) <= 20
+    assert messages[0]["role"] == "user"
+    assert messages[-1]["content"] == "echo: message number 29"

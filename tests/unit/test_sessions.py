@@ -162,3 +162,20 @@ def test_forgetting_a_groups_scope_drops_every_turn_of_its_chats_and_topics():
     assert topic.messages == []
     assert other_group.forget_user("group:telegram:-100") == 0
     assert len(other_group.messages) == 1
+
+
+def test_a_long_chat_keeps_the_session_bounded_and_never_splits_a_turn():
+    from bot.conversation import ChatMessage, Session, ToolCall
+
+    session = Session(key="terminal:local")
+    for n in range(300):
+        session.messages.append(ChatMessage(role="user", content=f"question {n}", user_id="u"))
+        call = ToolCall(id=f"c{n}", name="calculator", arguments="{}")
+        session.messages.append(ChatMessage(role="assistant", content=None, tool_calls=[call]))
+        session.messages.append(ChatMessage.tool_result(f"c{n}", "4"))
+        session.messages.append(ChatMessage(role="assistant", content=f"answer {n}"))
+        session.trim(50)
+    assert len(session.messages) <= 50
+    assert session.messages[0].role == "user"
+    assert session.messages[-1].content == "answer 299"
+    assert session.trim(50) == 0
