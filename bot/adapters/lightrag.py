@@ -134,6 +134,12 @@ class LightRagAdapter:
             return ""
         if rag.recall_budget_seconds >= rag.timeout_seconds:
             return await self._query(config, text, mode, owner)
+        if self._late:
+            # A query is still running past its budget: the server is slow or hanging right
+            # now, and another turn would only wait the budget out too. Its outcome (an answer,
+            # or a time-out that opens the circuit) decides for the turns after it.
+            log.info("[RAG] Query skipped: an earlier one is still past its recall budget")
+            return ""
         work = asyncio.ensure_future(self._query(config, text, mode, owner))
         try:
             done, _ = await asyncio.wait({work}, timeout=rag.recall_budget_seconds)

@@ -55,7 +55,11 @@ class SilentServer(_Hanging):
         super().routes(app)
         app.router.add_route("*", "/{tail:.*}", self._never)
 
+    held = 0
+    """Requests received so far (each is held)."""
+
     async def _never(self, request: web.Request) -> web.Response:
+        self.held += 1
         return await self.hold()
 
 

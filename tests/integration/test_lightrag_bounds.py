@@ -72,3 +72,15 @@ async def test_an_answer_under_the_cap_and_within_the_budget_is_used(tmp_path):
         adapter = adapter_for(tmp_path, server.url)
         assert (await adapter.query(QUESTION, "hybrid", "111")).startswith("x")
         await adapter.aclose()
+
+
+async def test_while_a_query_runs_past_its_budget_the_next_turns_do_not_wait_again(tmp_path):
+    with SilentServer() as server:
+        adapter = adapter_for(tmp_path, server.url, timeoutSeconds=5.0, recallBudgetSeconds=0.3)
+        assert await adapter.query(QUESTION, "hybrid", "111") == ""  # waits its budget
+        started = time.monotonic()
+        for _ in range(5):
+            assert await adapter.query(QUESTION, "hybrid", "111") == ""
+        assert time.monotonic() - started < 0.3, "later turns waited the budget out again"
+        assert server.held == 1, "one query reached the hanging server, not one per turn"
+        await adapter.aclose()
