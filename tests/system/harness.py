@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,3 +271,11 @@ def section(prompt: str, heading: str) -> str:
     if marker not in prompt:
         return ""
     return prompt.split(marker, 1)[1].split("\n# ", 1)[0]
+
+
+def wait_for(condition: Callable[[], bool], within: float, what: str) -> None:
+    """Poll `condition` until it holds; fail with `what` after `within` seconds."""
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.2)

@@ -5,7 +5,7 @@ import time
 import pytest
 
 from tests.fakes.openai_server import Reply
-from tests.system.harness import section
+from tests.system.harness import section, wait_for
 
 pytestmark = pytest.mark.system
 ANN, BEN = 8001, 8002
@@ -49,7 +49,9 @@ def test_a_hanging_lightrag_costs_one_turn_its_time_out_not_every_turn(make_stac
         waits.append(time.monotonic() - started)
     assert sum(1 for w in waits if w >= 2) <= 1, waits
     assert sum(waits) < 2 + 6 * 1.5, waits
-    assert "circuit open" in stack.bot.log()
+    # The turns after the first skip LightRAG while its query runs late; its time-out, once
+    # reached, opens the circuit.
+    wait_for(lambda: "circuit open" in stack.bot.log(), 10, "the hang never opened the circuit")
     stack.rag.mode = "forward"
 
 

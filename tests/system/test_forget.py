@@ -1,6 +1,5 @@
 """`/forget all` leaves none of the user's words anywhere the bot or LightRAG keeps them."""
 
-import time
 from pathlib import Path
 
 import httpx
@@ -8,6 +7,7 @@ import pytest
 
 from bot.rag.documents import owner_tag_of
 from tests.fakes.lightrag_server import LightRagServer
+from tests.system.harness import wait_for
 
 pytestmark = pytest.mark.system
 MIRA, OLAF = 9101, 9102
@@ -36,13 +36,6 @@ def files_holding(folder: Path, words: tuple[str, ...]) -> dict[str, list[str]]:
             if hits:
                 found[str(path.relative_to(folder))] = hits
     return found
-
-
-def wait_for(condition, within: float, what: str) -> None:
-    deadline = time.monotonic() + within
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.2)
 
 
 def test_forget_all_leaves_the_words_nowhere_on_disk_or_in_lightrag(make_stack, caching_lightrag):
