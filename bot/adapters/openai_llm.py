@@ -71,14 +71,7 @@ class OpenAiLlm:
     async def complete(
         self, request: LlmRequest, on_text: TextListener | None = None
     ) -> LlmResponse:
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(request.retry_attempts)
-            | stop_before_delay(request.retry_max_seconds),
-            wait=_wait_honouring_retry_after,
-            retry=retry_if_exception(_is_transient),
-            before_sleep=_log_retry,
-            reraise=True,
-        )
+        retrying = openai_retrying(request.retry_attempts, request.retry_max_seconds)
         started = time.monotonic()
         try:
             async for attempt in retrying:
@@ -319,7 +312,10 @@ def _log_retry(state: RetryCallState) -> None:
     exc = state.outcome.exception() if state.outcome else None
     wait = state.next_action.sleep if state.next_action else 0
     log.warning(
-        "[LLM] attempt %d failed (%s); retrying in %.1fs", state.attempt_number, _brief(exc), wait
+        "[LLM] attempt %d failed (%s); retrying in %.1fs",
+        state.attempt_number,
+        brief_failure(exc),
+        wait,
     )
 
 
@@ -337,7 +333,8 @@ def _unreachable(exc: BaseException) -> bool:
     return False
 
 
-def _brief(exc: BaseException | None) -> str:
+def brief_failure(exc: BaseException | None) -> str:
+    """A short name for what went wrong in a call (`HTTP 429`, `timeout`, ...), for logs."""
     if isinstance(exc, openai.APIStatusError):
         return f"HTTP {exc.status_code}"
     if exc is not None and _unreachable(exc):
@@ -353,7 +350,7 @@ def _as_llm_error(
     exc: openai.OpenAIError, request: LlmRequest, attempts: int, elapsed: float
 ) -> LlmError:
     tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
-    detail = f"{_brief(exc)} {tries} in {elapsed:.1f}s: {exc}"
+    detail = f"{brief_failure(exc)} {tries} in {elapsed:.1f}s: {exc}"
     log.error("[LLM] request failed: %s", detail)
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
         message = (

@@ -70,6 +70,8 @@ class SemanticMemory:
         self._timer = timer
         self._dimensions: dict[str, int] = {}
         self._filling: dict[str, asyncio.Task[None]] = {}
+        self._complete: set[tuple[str, str]] = set()
+        """(user, model) pairs whose older models' files are gone already this run."""
         self._failures = 0
         self._resting_until = 0.0
 
@@ -132,10 +134,15 @@ class SemanticMemory:
                 self._failed(exc)
                 return
             self._succeeded()
-            await self._store(user_id, items, model_id, [item.id for item in batch], vectors)
+            await self._store(user_id, items, model_id, batch, vectors)
 
     async def _store(
-        self, user_id: str, items: UserItems, model_id: str, ids: list[str], vectors: Vectors
+        self,
+        user_id: str,
+        items: UserItems,
+        model_id: str,
+        batch: list[MemoryItem],
+        vectors: Vectors,
     ) -> None:
         index = items.vectors
         if index is None or index.model_id != model_id or self._embedder.model_id != model_id:
@@ -144,10 +151,8 @@ class SemanticMemory:
         async with self._lock_of(user_id):
             if self._items_of(user_id) is not items:
                 return  # forgotten (or evicted) while being embedded: nothing may be written
-            live = [at for at, item_id in enumerate(ids) if items.get(item_id) is not None]
-            ids, vectors = [ids[at] for at in live], vectors[live]
-            items.embedded(ids, vectors)
-            await asyncio.to_thread(file.append, ids, vectors)
+            ids, kept = items.embedded(batch, vectors)
+            await asyncio.to_thread(file.append, ids, kept)
 
     async def _open(self, user_id: str, items: UserItems, model_id: str) -> None:
         if items.vectors is not None and items.vectors.model_id == model_id:
@@ -163,9 +168,11 @@ class SemanticMemory:
             items.open_vectors(index, missing)
 
     async def _drop_other_models(self, user_id: str, items: UserItems) -> None:
+        """Once per user and model and run: a fill after every turn need not list the folder."""
         index = items.vectors
-        if index is None:
+        if index is None or (user_id, index.model_id) in self._complete:
             return
+        self._complete.add((user_id, index.model_id))
         current = VectorFile.of(self._directory_of(user_id), index.model_id, index.dimensions)
         for file in VectorFile.every(self._directory_of(user_id)):
             if file.path != current.path:

@@ -265,7 +265,9 @@ class ShortTermMemory:
 
             await asyncio.to_thread(write)
             log.info("[Memory] updated item %s", item_id)
-            return new
+        if self._semantic is not None:
+            self._semantic.fill_in_background(user_id)  # the new wording needs its own vector
+        return new
 
     async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
         """Delete one item of this user (another user's id is simply not found)."""

@@ -118,14 +118,18 @@ class UserItems:
             missing = [item_id for item_id in self.items if item_id not in index]
         self._unembedded = dict.fromkeys(missing)
 
-    def embedded(self, item_ids: list[str], vectors: Vectors) -> None:
-        """Vectors for these items arrived (items forgotten meanwhile are skipped)."""
+    def embedded(self, batch: list[MemoryItem], vectors: Vectors) -> tuple[list[str], Vectors]:
+        """Vectors for `batch` arrived; returns the ids and vectors taken in. An item forgotten
+        or reworded while it was being embedded is not one of them: a reworded one waits for
+        a vector of its new wording."""
         if self._vectors is None:
-            return
-        live = [at for at, item_id in enumerate(item_ids) if item_id in self.items]
-        self._vectors.put_many([item_ids[at] for at in live], vectors[live])
-        for item_id in item_ids:
+            return [], vectors[:0]
+        current = [at for at, item in enumerate(batch) if self.items.get(item.id) is item]
+        ids, kept = [batch[at].id for at in current], vectors[current]
+        self._vectors.put_many(ids, kept)
+        for item_id in ids:
             self._unembedded.pop(item_id, None)
+        return ids, kept
 
     def without_vectors(self, limit: int) -> list[MemoryItem]:
         """Up to `limit` items the open vector index lacks (none while it is not open)."""

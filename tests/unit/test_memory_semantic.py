@@ -210,3 +210,19 @@ def test_vector_files_are_for_the_bots_user_only(tmp_path):
     folder = tmp_path / "u-x" / "vectors"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert [stat.S_IMODE(path.stat().st_mode) for path in folder.iterdir()] == [0o600]
+
+
+def test_a_vector_of_wording_changed_while_embedding_is_not_taken_in():
+    from bot.memory.user_items import UserItems
+
+    items = UserItems()
+    items.open_vectors(VectorIndex("m", 2))
+    first = new_item(ItemType.FACT, "The user's server is at 10.0.0.5.", source="t", confidence=0.9)
+    items.put(first)
+    (batch_item,) = items.without_vectors(10)
+    items.put(first.model_copy(update={"content": "The user's server is at 10.0.0.7."}))
+    ids, _ = items.embedded([batch_item], np.array([[1, 0]], dtype=np.float32))
+    assert ids == []
+    assert [item.content for item in items.without_vectors(10)] == [
+        "The user's server is at 10.0.0.7."
+    ]

@@ -15,7 +15,7 @@ import numpy as np
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
-from bot.adapters.openai_llm import openai_retrying
+from bot.adapters.openai_llm import brief_failure, openai_retrying
 from bot.ports.embeddings import EmbeddingError, Vectors, unit_rows
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ class RemoteEmbedder:
         try:
             rows = [row for batch in batches for row in await self._embed_batch(batch)]
         except openai.OpenAIError as exc:
-            raise EmbeddingError(f"{self.model_id}: {_brief(exc)}") from exc
+            raise EmbeddingError(f"{self.model_id}: {brief_failure(exc)}") from exc
         except (ValueError, TypeError, KeyError) as exc:
             raise EmbeddingError(f"{self.model_id}: unreadable answer ({exc})") from exc
         if not rows:
@@ -82,11 +82,3 @@ class RemoteEmbedder:
         if len(data) != len(batch):
             raise ValueError(f"{len(data)} vectors for {len(batch)} texts")
         return [list(item.embedding) for item in data]
-
-
-def _brief(exc: BaseException) -> str:
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}"
-    if isinstance(exc, openai.APITimeoutError):
-        return "time-out"
-    return type(exc).__name__
