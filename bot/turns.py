@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 
 from bot.chat_locks import ChatLocks
 from bot.commands import CommandRegistry, parse_command
 from bot.config import RuntimeConfigStore
-from bot.conversation import ChatMessage, IncomingMessage
+from bot.conversation import ChatMessage, IncomingMessage, Session
 from bot.pipeline import Pipeline, TurnContext
-from bot.pipeline.response_routing import reply_text
+from bot.pipeline.response_routing import deliver
 from bot.ports.channel import ChannelPort
 from bot.ports.memory import RememberingPreference
 from bot.ports.sessions import SessionStore
@@ -66,10 +65,10 @@ class TurnRunner:
                 log.info("[Turn] %s was answered before a restart; skipped", message.external_id)
                 return
             session.forget_unanswered(message.external_id)
-        user_message = ChatMessage.user(
-            message.text, message.received_at, message.external_id, message.user_id
-        )
-        session.messages.append(user_message)
+        if message.answered_before is not None:
+            await self._record_answered(message, session, message.answered_before)
+            return
+        session.messages.append(_as_chat_message(message))
 
         ctx = TurnContext(
             message=message,
@@ -93,21 +92,26 @@ class TurnRunner:
     def _remembers(self, user_id: str) -> bool:
         return self._remembering is None or self._remembering.is_remembering(user_id)
 
+    async def _record_answered(
+        self, message: IncomingMessage, session: Session, reply: str
+    ) -> None:
+        """A kill came after the reply went out but before the turn was saved: save it now,
+        with the reply the user already has, instead of answering a second time."""
+        log.info("[Turn] %s was answered just before a restart; saved now", message.external_id)
+        session.messages.extend([_as_chat_message(message), ChatMessage.assistant(reply)])
+        await self._sessions.save(session)
+
     @staticmethod
     async def _ensure_reply(ctx: TurnContext) -> None:
-        """Deliver the reply if routing did not: into the streamed message when there is one
-        (so no half-written preview is left behind), else as a message of its own."""
+        """The reply guarantee: deliver the reply if the pipeline did not (a system failed,
+        the turn was cancelled, or routing itself could not send)."""
         if ctx.reply_sent:
             return
-        text = reply_text(ctx)
-        ways: list[Callable[[str], Awaitable[None]]] = []
-        if ctx.stream is not None:
-            ways.append(ctx.stream.finish)
-        ways.append(lambda reply: ctx.channel.send(ctx.message.address, reply))
-        for deliver in ways:
-            try:
-                await deliver(text)
-                ctx.reply_sent = True
-                return
-            except Exception as exc:
-                log.error("[Turn] could not reply to %s: %s", ctx.message.address.session_key, exc)
+        try:
+            await deliver(ctx)
+        except Exception as exc:
+            log.error("[Turn] could not reply to %s: %s", ctx.message.address.session_key, exc)
+
+
+def _as_chat_message(message: IncomingMessage) -> ChatMessage:
+    return ChatMessage.user(message.text, message.received_at, message.external_id, message.user_id)

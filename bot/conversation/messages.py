@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
@@ -102,6 +103,12 @@ class IncomingMessage:
     in_group: bool = False
     """The chat has other members: a Telegram group, supergroup or forum topic. Its memory is
     the group's, never the sender's private memory (`bot/conversation/scope.py`)."""
+    on_answered: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    """Told the reply's text the moment it is delivered, before the turn is saved: the channel
+    notes it, so that a kill in between is recorded after a restart, not answered twice."""
+    answered_before: str | None = None
+    """The reply this message had already been given when a kill cut its turn short (as the
+    channel noted it through `on_answered`): the turn is recorded, not run again."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", clean_text(self.text))

@@ -562,6 +562,34 @@ async def test_a_message_cut_short_twice_gets_an_apology_instead_of_a_third_try(
     assert telegram.texts(ALICE.id)[3] == "echo: hello again"
 
 
+async def test_a_reply_delivered_just_before_a_stop_is_recorded_not_sent_again(
+    start_bot, telegram, fake_llm, settings, monkeypatch
+):
+    """The stop comes after the reply went out but before the turn was saved (here: a session
+    write that never finishes). The replay saves the turn with that reply; no second answer."""
+    saving = asyncio.Event()
+
+    async def never_finishes(store, session):
+        saving.set()
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(JsonSessionStore, "save", never_finishes)
+    bot = await start_bot(shutdown_grace_seconds=0.1)
+    telegram.send_text(ALICE, "Answer me once")
+    await replies(telegram, ALICE.id, 1)
+    await asyncio.wait_for(saving.wait(), 15)
+    await bot.stop()  # cut short mid-save: the inbox has no `done` for it
+    monkeypatch.undo()
+
+    await start_bot()
+    telegram.send_text(ALICE, "And now?")  # its reply proves the replay is over
+    await replies(telegram, ALICE.id, 2)
+    assert telegram.texts(ALICE.id) == ["echo: Answer me once", "echo: And now?"]
+    assert len(fake_llm.requests) == 2, "the first message was not run again"
+    saved = await saved_contents(telegram, settings, f"telegram:{ALICE.id}", 4)
+    assert saved == ["Answer me once", "echo: Answer me once", "And now?", "echo: And now?"]
+
+
 def memory_section(prompt: str) -> str:
     """The body of the `# Memory` section of a system prompt ("" when there is none)."""
     heading = "\n# Memory\n"

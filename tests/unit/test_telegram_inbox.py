@@ -160,6 +160,22 @@ def test_an_unfinished_preview_is_remembered_across_a_restart_until_final_or_don
     assert UpdateInbox(path, allowed).leftover_preview(1) == []
 
 
+def test_a_delivered_reply_is_kept_with_its_update_until_done(tmp_path):
+    path = tmp_path / "inbox.jsonl"
+    inbox = UpdateInbox(path, allowed)
+    inbox.received([update(1), update(2)])
+    inbox.answered(1, "the reply, \ud83d half an emoji")
+    inbox.answered(3, "not ours")  # not pending: ignored
+    assert inbox.answer_of(1) == "the reply, \ud83d half an emoji"
+    assert inbox.answer_of(2) is None and inbox.answer_of(3) is None
+    reopened = UpdateInbox(path, allowed)  # read from the lines, then compacted
+    assert reopened.answer_of(1) == "the reply, \ud83d half an emoji"
+    assert UpdateInbox(path, allowed).answer_of(1) == inbox.answer_of(1), "kept by compaction"
+    reopened.done(1)
+    assert reopened.answer_of(1) is None
+    assert UpdateInbox(path, allowed).answer_of(1) is None
+
+
 def test_strangers_updates_do_not_grow_the_inbox_without_bound(tmp_path):
     path = tmp_path / "inbox.jsonl"
     inbox = UpdateInbox(path, allowed)

@@ -89,6 +89,11 @@ class TelegramUpdateHandler:
         if admission.verdict is not Verdict.ALLOW:
             await self._turn_away(inbound, admission)
             return
+        operator = inbound.user_id in config.telegram.admin_users
+        answered = self.inbox.answer_of(update.update_id) if self.inbox is not None else None
+        if answered is not None:  # delivered in the instant before a kill: record, not resend
+            await self._run_turn(inbound, operator, update.update_id, answered)
+            return
         await self._delete_leftover_preview(update.update_id, inbound)
         if self._failed_before(update.update_id):
             await self._reply(inbound, GAVE_UP_TEXT)
@@ -99,7 +104,6 @@ class TelegramUpdateHandler:
         if not inbound.text:
             await self._reply(inbound, EMPTY_MENTION)
             return
-        operator = inbound.user_id in config.telegram.admin_users
         await self._run_turn(inbound, operator, update.update_id)
 
     async def _delete_leftover_preview(self, update_id: int, inbound: Inbound) -> None:
@@ -125,7 +129,10 @@ class TelegramUpdateHandler:
         )
         return True
 
-    async def _run_turn(self, inbound: Inbound, operator: bool, update_id: int) -> None:
+    async def _run_turn(
+        self, inbound: Inbound, operator: bool, update_id: int, answered: str | None = None
+    ) -> None:
+        inbox = self.inbox
         text = inbound.text
         if inbound.attachment:
             text += ATTACHMENT_NOTE.format(kind=_spoken(inbound.attachment))
@@ -138,13 +145,14 @@ class TelegramUpdateHandler:
             external_id=f"telegram:{inbound.address.chat_id}:{inbound.message_id}",
             operator=operator,
             in_group=inbound.in_group,
+            on_answered=(lambda reply: inbox.answered(update_id, reply)) if inbox else None,
+            answered_before=answered,
         )
         reply_to_in_this_turn(inbound.address, inbound.message_id if inbound.in_group else None)
-        inbox = self.inbox
         keep_previews_in_this_turn(
             (lambda ids: inbox.preview_shown(update_id, ids)) if inbox is not None else None
         )
-        if parse_command(message) is None:
+        if parse_command(message) is None and answered is None:
             self._typing.start(inbound.address)
         try:
             await self._handle(message, self._channel)

@@ -16,6 +16,12 @@ While a reply streams, the ids of the preview messages shown so far are kept wit
 (a `preview` line, cleared once the answer is final): a replay after a kill deletes that
 half-written preview before answering again.
 
+The moment the final reply is delivered, its text is kept with the update too (an `answered`
+line, not fsynced either), ahead of the session write and the `done` line: a kill in that
+instant is then recorded at the replay (the turn saved with the reply the user already has),
+not answered a second time. What is left is the time between Telegram accepting the reply
+and this line being written: the bot cannot know of a delivery sooner.
+
 Lines are ASCII JSON: a message may carry half an emoji (a lone UTF-16 surrogate), which has
 no UTF-8 form but does have a JSON escape.
 
@@ -60,6 +66,7 @@ class UpdateInbox:
         self._pending: dict[int, dict[str, Any]] = {}
         self._starts: dict[int, int] = {}  # pending update id -> turns started
         self._previews: dict[int, list[int]] = {}  # pending update id -> unfinished preview
+        self._answers: dict[int, str] = {}  # pending update id -> the reply it was given
         self._recently_done: dict[int, None] = {}  # insertion-ordered, trimmed to RECENTLY_DONE
         self._lines_since_compaction = 0
         self._refused = False  # the disk refuses the inbox: logged once, until a write works
@@ -133,6 +140,21 @@ class UpdateInbox:
         except OSError as exc:
             log.error("[Telegram] could not note the preview of update %d: %s", update_id, exc)
 
+    def answered(self, update_id: int, reply: str) -> None:
+        """The update's final reply went out: keep its text until the update is done."""
+        if update_id not in self._pending:
+            return
+        self._answers[update_id] = reply
+        try:
+            line = json.dumps({"answered": update_id, "reply": reply}) + "\n"
+            self._append(line, durable=False)
+        except OSError as exc:  # at worst the old window: a replay answers it again
+            self._refuse(exc)
+
+    def answer_of(self, update_id: int) -> str | None:
+        """The reply a cut-short turn of this update had already delivered, if any."""
+        return self._answers.get(update_id)
+
     def leftover_preview(self, update_id: int) -> list[int]:
         """Preview messages a cut-short turn of this update left behind."""
         return list(self._previews.get(update_id, []))
@@ -142,8 +164,7 @@ class UpdateInbox:
         line only means a replay, which the session recognises.)"""
         if self._pending.pop(update_id, None) is None:
             return
-        self._starts.pop(update_id, None)
-        self._previews.pop(update_id, None)
+        self._forget_turn_of(update_id)
         self._handled(update_id)
         try:
             self._append(json.dumps({"done": update_id}) + "\n", durable=False)
@@ -212,6 +233,8 @@ class UpdateInbox:
                         self._starts[update_id] = int(entry["starts"])
                     if entry.get("preview"):
                         self._previews[update_id] = [int(i) for i in entry["preview"]]
+                    if isinstance(entry.get("answer"), str):
+                        self._answers[update_id] = entry["answer"]
                 elif "preview" in entry:
                     update_id = int(entry["preview"])
                     if update_id in self._pending:
@@ -220,6 +243,10 @@ class UpdateInbox:
                             self._previews[update_id] = ids
                         else:
                             self._previews.pop(update_id, None)
+                elif "answered" in entry:
+                    update_id = int(entry["answered"])
+                    if update_id in self._pending and isinstance(entry.get("reply"), str):
+                        self._answers[update_id] = entry["reply"]
                 elif "start" in entry:
                     update_id = int(entry["start"])
                     if update_id in self._pending:
@@ -227,8 +254,7 @@ class UpdateInbox:
                 elif "done" in entry:
                     update_id = int(entry["done"])
                     self._pending.pop(update_id, None)
-                    self._starts.pop(update_id, None)
-                    self._previews.pop(update_id, None)
+                    self._forget_turn_of(update_id)
                     self._handled(update_id)
                 else:
                     update_id = int(entry["seen"])
@@ -240,6 +266,11 @@ class UpdateInbox:
             count = len(self._pending)
             log.info("[Telegram] %d message(s) from before the last stop to handle", count)
 
+    def _forget_turn_of(self, update_id: int) -> None:
+        self._starts.pop(update_id, None)
+        self._previews.pop(update_id, None)
+        self._answers.pop(update_id, None)
+
     def _handled(self, update_id: int) -> None:
         self._recently_done[update_id] = None
         if len(self._recently_done) > RECENTLY_DONE:
@@ -247,7 +278,7 @@ class UpdateInbox:
 
     def _compact(self) -> None:
         """Rewrite the file with only what is pending (how often each was started, what
-        preview it left), plus where polling resumes."""
+        preview it left, what reply it was given), plus where polling resumes."""
         lines = [json.dumps({"seen": self.last_update_id})] if self.last_update_id else []
         for update in self.pending():
             update_id = int(update["update_id"])
@@ -256,6 +287,8 @@ class UpdateInbox:
                 entry["starts"] = self._starts[update_id]
             if self._previews.get(update_id):
                 entry["preview"] = self._previews[update_id]
+            if update_id in self._answers:
+                entry["answer"] = self._answers[update_id]
             lines.append(json.dumps(entry))
         write_atomic(self.path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
         self._lines_since_compaction = 0
