@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from bench import (
+    attacks,
     memory_generalisation,
     memory_recall,
     memory_retrieval,
@@ -27,6 +28,7 @@ def main() -> None:
         memory_retrieval,
         memory_generalisation,
         memory_recall,
+        attacks,
     ):
         print(f"running {benchmark.__name__} ...", flush=True)
         figures += benchmark.run()

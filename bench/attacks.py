@@ -1,0 +1,305 @@
+"""The bot's memory under each attack of the trust issue, against its own size just before.
+
+`python -m bot` runs as a process, as an operator starts it, against the emulated Bot API and a
+local OpenAI-compatible server (echoing, or scripted per attack). Each attack is made while a
+thread samples the process's resident memory every 10 ms; its figure is the peak growth over
+the resident size just before the attack. After every attack another chat must still get its
+answer, and nothing the attacker sent may be the reason one is missing.
+
+    python -m bench.attacks
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from bench.report import Figure, print_table
+from tests.fakes.background_server import free_port
+from tests.fakes.misbehaving_servers import OversizedServer, RecordingProxy, TricklingServer
+from tests.fakes.openai_server import FakeOpenAiServer, Reply
+from tests.fakes.telegram_server import FakeTelegramServer
+from tests.system.harness import TELEGRAM_TOKEN, EchoLlm, SystemStack
+
+OWNER, FRIEND = 4001, 4002
+STRANGERS = 2_000
+FIRST_STRANGER = 900_000
+LONG_CHAT_TURNS = 400
+MEMORY_TARGET_MB = 50.0
+"""Growth allowed per attack: the caps are 4 MB (LightRAG), 1 MB (webhook body) and
+`llm.maxOutputChars`; the rest is the interpreter's own allocation noise."""
+
+
+def resident_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+@dataclass
+class Growth:
+    before: int = 0
+    peak: int = 0
+
+    @property
+    def megabytes(self) -> float:
+        return max(0, self.peak - self.before) / 2**20
+
+
+@contextmanager
+def sampled(pid: int) -> Iterator[Growth]:
+    """The peak resident memory of `pid` while the block runs, against its size at entry."""
+    growth = Growth(before=resident_bytes(pid))
+    growth.peak = growth.before
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.01):
+            growth.peak = max(growth.peak, resident_bytes(pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield growth
+    finally:
+        stop.set()
+        sampler.join()
+        growth.peak = max(growth.peak, resident_bytes(pid))
+
+
+class ScriptedLlm(EchoLlm):
+    """Echoes, except for the questions an attack scripts: those get their scripted reply, and
+    a tool's result is answered with `tool said: ...`. Other chats are never scripted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripted: dict[str, Reply] = {}
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Reply(text=f"tool said: {last['content'][:200]}")
+        return self.scripted.get(last["content"]) or super().__call__(body)
+
+
+class Attacker:
+    """One stack (bot process, emulated Telegram, scripted LLM) and the attacks made on it."""
+
+    def __init__(self, stack: SystemStack, llm: ScriptedLlm) -> None:
+        self.stack = stack
+        self.llm = llm
+        self.figures: list[Figure] = []
+
+    @property
+    def pid(self) -> int:
+        assert self.stack.bot.process is not None
+        return self.stack.bot.process.pid
+
+    def attack(self, name: str, act: Callable[[], str | None]) -> None:
+        """Run `act` under the sampler, then check another chat still gets its answer."""
+        with sampled(self.pid) as growth:
+            detail = act()
+        self.stack.converse(FRIEND, f"Still there after {name}?", within=60)
+        assert self.stack.bot.alive, f"the bot died under {name}"
+        label = f"{name}: memory growth" + (f" ({detail})" if detail else "")
+        self.figures.append(
+            Figure(
+                "attacks",
+                label,
+                round(growth.megabytes, 1),
+                "MB",
+                f"<= {MEMORY_TARGET_MB:.0f}",
+                growth.megabytes <= MEMORY_TARGET_MB,
+            )
+        )
+
+    # -- the attacks --------------------------------------------------------------------------
+    def runaway_answer(self) -> str:
+        self.llm.scripted["talk forever"] = Reply(text="word " * 200_000)  # 1 MB: 245 messages
+        before = len(self.stack.replies(OWNER))
+        self.stack.say(OWNER, "talk forever")
+        self.stack.telegram.wait_for_sync(
+            lambda: any("was cut here" in t for t in self.stack.replies(OWNER)[before:]), 60
+        )
+        return f"{len(self.stack.replies(OWNER)) - before} messages sent"
+
+    def lightrag(self, url: str, text: str) -> str:
+        self.stack.edit_config(rag={"enabled": True, "url": url})
+        started = time.monotonic()
+        self.stack.converse(OWNER, text, within=60)
+        seconds = time.monotonic() - started
+        self.stack.edit_config(rag={"enabled": False})
+        return f"answered in {seconds:.1f} s"
+
+    def strangers(self) -> str:
+        telegram = self.stack.telegram
+        for n in range(STRANGERS):
+            telegram.send_text(self.stack.user(FIRST_STRANGER + n), f"let me in, number {n}")
+        refused = lambda: sum(m.chat_id >= FIRST_STRANGER for m in telegram.messages())  # noqa: E731
+        telegram.wait_for_sync(lambda: refused() >= STRANGERS, within=300)
+        inbox = self.stack.data / "telegram" / "inbox.jsonl"
+        return f"{STRANGERS} strangers, inbox {inbox.stat().st_size / 1024:.0f} KB"
+
+    def nested_tool_arguments(self) -> str:
+        """Nested 9,000 deep: within `llm.maxOutputChars`, far past Python's recursion limit."""
+        nested = "[" * 9_000 + "]" * 9_000
+        self.llm.scripted["compute something deep"] = Reply(tool_calls=[("calculator", nested)])
+        self.stack.say(OWNER, "compute something deep")
+        said = lambda: [t for t in self.stack.replies(OWNER) if t.startswith("tool said")]  # noqa: E731
+        self.stack.telegram.wait_for_sync(lambda: len(said()) == 1, 60)
+        return said()[0].removeprefix("tool said: ")[:60]
+
+    def runaway_calculation(self) -> str:
+        huge = json.dumps({"expression": "round(1, -10**9)"})
+        self.llm.scripted["round it"] = Reply(tool_calls=[("calculator", huge)])
+        answered = len(self.stack.replies(OWNER))
+        self.stack.say(OWNER, "round it")
+        started = time.monotonic()
+        self.stack.converse(FRIEND, "Are you stuck?", within=60)
+        seconds = time.monotonic() - started
+        self.stack.wait_replies(OWNER, answered + 1, within=60)
+        return f"another chat answered in {seconds:.1f} s"
+
+    def nested_config(self) -> str:
+        path = self.stack.config_path
+        good = path.read_text()
+        path.write_text('{"llm": ' + "[" * 100_000 + "]" * 100_000 + "}")
+        try:
+            self.stack.converse(OWNER, "Is the old config still in force?", within=60)
+        finally:
+            path.write_text(good)
+        return "100,000 levels"
+
+    def long_chat(self) -> str:
+        sizes = []
+        path = self.stack.data / "sessions" / f"telegram%3A{OWNER}.json"
+        for turn in range(LONG_CHAT_TURNS):
+            self.stack.converse(OWNER, f"Turn {turn} of a very long chat.", within=60)
+            if turn + 1 in (LONG_CHAT_TURNS // 2, LONG_CHAT_TURNS):
+                self.stack.telegram.wait_for_sync(
+                    lambda t=turn: f"Turn {t} of" in path.read_text(), 30
+                )
+                sizes.append(path.stat().st_size / 1024)
+        half, whole = LONG_CHAT_TURNS // 2, LONG_CHAT_TURNS
+        return f"session {sizes[0]:.0f} KB at {half} turns, {sizes[1]:.0f} KB at {whole}"
+
+
+async def unauthenticated_posts(port: int, count: int, size: int) -> list[int]:
+    """`count` concurrent posts of `size` bytes without the secret; their statuses."""
+    chunk = b"x" * (1 << 20)
+
+    async def body() -> Any:
+        for _ in range(size // len(chunk)):
+            yield chunk
+
+    async def post(session: aiohttp.ClientSession) -> int:
+        try:
+            async with session.post(f"http://127.0.0.1:{port}/telegram", data=body()) as answer:
+                return answer.status
+        except aiohttp.ClientError:
+            return 0  # the bot hung up mid-body: refused all the same
+
+    async with aiohttp.ClientSession() as session:
+        return list(await asyncio.gather(*(post(session) for _ in range(count))))
+
+
+def make_stack(
+    work: Path,
+    llm: FakeOpenAiServer,
+    echo_llm: EchoLlm,
+    telegram: FakeTelegramServer,
+    webhook: bool,
+) -> tuple[SystemStack, RecordingProxy]:
+    idle = RecordingProxy(f"http://127.0.0.1:{free_port()}")  # RAG is off until an attack
+    idle.start()
+    stack = SystemStack.create(
+        work, telegram, llm, echo_llm, None, idle, [OWNER, FRIEND],  # type: ignore[arg-type]
+        {"rag": {"enabled": False}, "rateLimit": {"messagesPerMinute": 1000}},
+        "WARNING", webhook,
+    )  # fmt: skip
+    stack.bot.start(telegram)
+    stack.converse(OWNER, "Hello, first message.")
+    stack.converse(FRIEND, "Hello from the friend.")
+    return stack, idle
+
+
+def polling_attacks(work: Path) -> list[Figure]:
+    with (
+        FakeTelegramServer(token=TELEGRAM_TOKEN) as telegram,
+        FakeOpenAiServer(responder=(echo_llm := ScriptedLlm())) as llm,
+        OversizedServer(300 * 2**20) as oversized,
+        TricklingServer(3.0) as trickling,
+    ):
+        stack, idle = make_stack(work / "polling", llm, echo_llm, telegram, webhook=False)
+        attacker = Attacker(stack, echo_llm)
+        idle_mb = resident_bytes(attacker.pid) / 2**20
+        attacker.figures.append(Figure("attacks", "resident memory before them", idle_mb, "MB", ""))
+        try:
+            attacker.attack("a 1 MB answer from the LLM", attacker.runaway_answer)
+            attacker.attack(
+                "a 300 MB answer from LightRAG",
+                lambda: attacker.lightrag(oversized.url, "What do you remember of me?"),
+            )
+            attacker.attack(
+                "LightRAG sending a byte every 3 s",
+                lambda: attacker.lightrag(trickling.url, "And what now?"),
+            )
+            attacker.attack("tool arguments nested 9,000 deep", attacker.nested_tool_arguments)
+            attacker.attack("round(1, -10**9) in the calculator", attacker.runaway_calculation)
+            attacker.attack("runtime config nested 100,000 deep", attacker.nested_config)
+            attacker.attack(f"{STRANGERS} strangers writing", attacker.strangers)
+            attacker.attack(f"{LONG_CHAT_TURNS} turns in one chat", attacker.long_chat)
+        finally:
+            stack.bot.stop()
+            idle.stop()
+        return attacker.figures
+
+
+def webhook_attack(work: Path) -> list[Figure]:
+    with (
+        FakeTelegramServer(token=TELEGRAM_TOKEN) as telegram,
+        FakeOpenAiServer(responder=(echo_llm := ScriptedLlm())) as llm,
+    ):
+        stack, idle = make_stack(work / "webhook", llm, echo_llm, telegram, webhook=True)
+        attacker = Attacker(stack, echo_llm)
+        env = dict(line.split("=", 1) for line in (stack.workdir / ".env").read_text().split())
+        port = int(env["TELEGRAM_WEBHOOK_PORT"])
+        statuses: list[int] = []
+
+        def posts() -> str:
+            statuses.extend(asyncio.run(unauthenticated_posts(port, 3, 100 * 2**20)))
+            return f"answered {sorted(set(statuses))}"
+
+        try:
+            attacker.attack("3 unauthenticated 100 MB webhook posts", posts)
+        finally:
+            stack.bot.stop()
+            idle.stop()
+        assert all(status in (0, 403) for status in statuses), statuses
+        return attacker.figures
+
+
+def run() -> list[Figure]:
+    with tempfile.TemporaryDirectory() as work:
+        return polling_attacks(Path(work)) + webhook_attack(Path(work))
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.ERROR)
+    print_table(run())
+
+
+if __name__ == "__main__":
+    main()
