@@ -104,9 +104,15 @@ class ToolRegistry:
             log.warning("[Tools] %s timed out after %ss", call.name, timeout_seconds)
             return f"Error: {call.name} timed out after {timeout_seconds:g} seconds."
         except Exception as exc:
-            log.warning("[Tools] %s failed: %s", call.name, exc, exc_info=True)
+            refused = isinstance(exc, REFUSALS)  # bad input, not a bug: no traceback
+            log.warning("[Tools] %s failed: %s", call.name, exc, exc_info=not refused)
             return f"Error: {call.name} failed: {without_paths(str(exc))}"
         return truncate(result, max_chars)
+
+
+REFUSALS = (ValueError, ArithmeticError)
+"""How a tool refuses its arguments (an expression it does not evaluate, a number too large):
+the model reads why; the log gets one line, not the traceback a tool's bug gets."""
 
 
 def without_paths(text: str) -> str:

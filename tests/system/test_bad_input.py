@@ -1,7 +1,10 @@
 """Odd and hostile input from Telegram: a sensible reply or silence, never a crash."""
 
+import json
+
 import pytest
 
+from tests.fakes.openai_server import Reply
 from tests.fakes.telegram_server import Chat
 from tests.system.harness import echo
 
@@ -64,6 +67,13 @@ def test_odd_input_gets_sensible_replies_and_the_bot_stays_up(make_stack, shared
     assert str(STRANGER) in stack.telegram.texts(group.id)[0]
     assert len(stack.llm_server.requests) == llm_calls
     assert not (stack.data / "sessions" / "telegram%3A-100777.json").exists()
+
+    # A calculation that would hold one C call for hours: refused, and the bot answers on.
+    runaway = json.dumps({"expression": "round(1, -10**9)"})
+    stack.llm_server.script(Reply(tool_calls=[("calculator", runaway)]))
+    stack.converse(EVA, "What is round(1, -10**9)?")
+    (tool_result,) = [m for m in stack.llm_server.requests[-1]["messages"] if m["role"] == "tool"]
+    assert tool_result["content"].startswith("Error: calculator failed: round's digits")
 
     stack.converse(EVA, "Still with me after all that?")
     assert stack.bot.alive

@@ -129,6 +129,14 @@ async def test_a_tool_exception_becomes_an_error_result():
     assert tool_results(ctx) == ["Error: boom failed: kaboom"]
 
 
+async def test_a_tool_bug_is_logged_with_its_traceback_a_refused_input_without(caplog):
+    llm = ScriptedLlm(calls(("boom", "{}"), ("calculator", '{"expression": "1/0"}')), text("done"))
+    await loop_with(llm, BoomTool()).process(make_ctx())
+    logged = {r.getMessage().split(":")[0]: r.exc_info for r in caplog.records}
+    assert logged["[Tools] boom failed"], "a bug: where it happened"
+    assert not logged["[Tools] calculator failed"], "bad input: one line"
+
+
 @pytest.mark.parametrize(("seconds", "named"), [(1, "semantic.jsonl"), (0, "notes.jsonl")])
 async def test_a_tool_error_shows_no_path_of_the_server(tmp_path, caplog, seconds, named):
     llm = ScriptedLlm(calls(("files", f'{{"seconds": {seconds}}}')), text("done"))
