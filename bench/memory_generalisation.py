@@ -11,6 +11,11 @@ the old recall) and words + meaning (the embedded model). Tune on `dev`; `test` 
 
 Junk is the share of stored items that came from small talk.
 
+Beside them, "by cosine alone" ranks the stored items by the cosine of their vectors to the
+question's (the embedded model, nothing else: no words, no priors, no layers) and counts the
+answer within the first 6: what the model itself can find. When the recall with meaning
+comes close to it, better fusion or scoring cannot help much; a better model can.
+
     python -m bench.memory_generalisation [--split dev|test|both] [--misses]
 """
 
@@ -31,6 +36,8 @@ from bench.memory_recall import SilentChannel, memory_lines
 from bench.report import Figure, print_table
 from bot.app import BotApp
 from bot.conversation import ChatAddress, IncomingMessage
+from bot.memory.items import MemoryItem
+from bot.memory.semantic import item_text, meaning_of
 from bot.settings import Settings
 from tests.fakes.llm import ScriptedLlm, text
 
@@ -49,6 +56,8 @@ class Outcome:
     misses: list[str]
     junk: int
     stored: int
+    by_cosine: int | None = None
+    """Questions whose answer is among the 6 stored items nearest in meaning (model alone)."""
 
     @property
     def recall(self) -> float:
@@ -82,6 +91,7 @@ async def run_conversation(
     await app.memory.drain()
     stored = await app.memory.live_items("user")
     junk = sum(1 for item in stored if item.source.rsplit(":", 1)[-1] in small_talk_stamps)
+    by_cosine = await _found_by_cosine(app, stored, questions) if provider != "off" else None
     await say("/new")
     recalled, misses = 0, []
     for question, answer in questions:
@@ -92,7 +102,20 @@ async def run_conversation(
         else:
             misses.append(question)
     await app.aclose()
-    return Outcome(recalled, len(questions), misses, junk, len(stored))
+    return Outcome(recalled, len(questions), misses, junk, len(stored), by_cosine)
+
+
+async def _found_by_cosine(
+    app: BotApp, stored: list[MemoryItem], questions: list[tuple[str, str]]
+) -> int:
+    """How many answers are among the `AT_K` stored items nearest to their question, by the
+    cosine of the vectors memory itself would use (the same texts, the same model)."""
+    items = await app.embedder.embed([meaning_of(item_text(item)) for item in stored])
+    asked = await app.embedder.embed([meaning_of(question) for question, _ in questions])
+    found = 0
+    for (_, answer), nearest in zip(questions, (asked @ items.T).argsort(axis=1), strict=True):
+        found += any(answer in stored[at].content for at in nearest[::-1][:AT_K])
+    return found
 
 
 def _app(work: Path, data: EvalSet, provider: str) -> BotApp:
@@ -147,6 +170,16 @@ async def evaluate(split: str, show_misses: bool = False) -> list[Figure]:
                     outcome.recall >= target if meaning and split == "test" else None,
                 )
             )
+            if outcome.by_cosine is not None:
+                figures.append(
+                    Figure(
+                        "memory generalisation",
+                        f"{kind} recall@{AT_K}, {split}, by cosine alone (the model)",
+                        outcome.by_cosine / outcome.asked,
+                        "",
+                        "",
+                    )
+                )
             if show_misses:
                 for question in outcome.misses:
                     print(f"[{arm}] missed: {question}")
