@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.conversation import utc_now
 from bot.memory.text import term_set
@@ -33,7 +33,6 @@ class ItemType(StrEnum):
     FACT = "fact"
     HOWTO = "howto"
     EXCHANGE = "exchange"
-    NOTE = "note"
 
 
 @dataclass(frozen=True)
@@ -56,9 +55,13 @@ TRAITS = {
     ItemType.PREFERENCE: TypeTraits(Layer.SEMANTIC, 0.7, 0.9, "preference"),
     ItemType.FACT: TypeTraits(Layer.SEMANTIC, 0.7, 0.8, "fact"),
     ItemType.HOWTO: TypeTraits(Layer.PROCEDURAL, 0.7, 0.8, "how-to"),
-    ItemType.NOTE: TypeTraits(Layer.EPISODIC, 0.5, 0.6, "note"),
     ItemType.EXCHANGE: TypeTraits(Layer.EPISODIC, 0.3, 0.4, "earlier"),
 }
+
+
+RETIRED_TYPES = {"note": ItemType.FACT}
+"""Types that files written by earlier versions may hold, and what they read as now. Nothing
+ever created a `note`; the type is kept readable so that no old line is set aside."""
 
 
 class MemoryItem(BaseModel):
@@ -82,6 +85,11 @@ class MemoryItem(BaseModel):
     """Days after the last update when the item is dropped; None keeps it until forgotten."""
     fingerprint: str = ""
     """Equal fingerprints are the same memory: a repeat merges into the item already kept."""
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _current_type(cls, value: object) -> object:
+        return RETIRED_TYPES.get(value, value) if isinstance(value, str) else value
 
     def expired(self, now: datetime) -> bool:
         return self.ttl_days is not None and now - self.updated_at > timedelta(days=self.ttl_days)

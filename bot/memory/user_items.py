@@ -172,9 +172,6 @@ class UserItems:
             for _, item_id in reversed(self._strongest[layer][-per_layer:])
         ]
 
-    def count(self, layer: Layer) -> int:
-        return len(self._newest[layer])
-
 
 SORT_STEP = 4_096
 """Entries sorted in one C call at most by `_sorted_in_steps`."""

@@ -52,7 +52,6 @@ class RagIndexer:
         self._stopping = False
         self._settling: set[asyncio.Task[None]] = set()
         self._settle_slots = asyncio.Semaphore(SETTLE_AT_ONCE)
-        self.indexed = 0
 
     async def enqueue(self, document: RagDocument) -> None:
         await self.queue.put(document)
@@ -125,7 +124,6 @@ class RagIndexer:
         receipt = await self._rag.index(document)
         await self._record(document, receipt.track_id, doc_id=None)
         self.queue.remove(item)
-        self.indexed += 1
         log.info("[RagIndexing] Indexed %d chars", len(document.text))
         if receipt.track_id and not receipt.already_present:
             task = asyncio.create_task(self._settle(document, receipt.track_id))
