@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,6 +42,15 @@ def edit_runtime_config(path: Path, **sections: dict) -> None:
     for name, values in sections.items():
         data.setdefault(name, {}).update(values)
     path.write_text(json.dumps(data, indent=2))
+
+
+def turn_config(path: Path, mode: str | None = None) -> RuntimeConfig:
+    """The snapshot a turn takes of the runtime config at `path` (`TurnContext.config`), as it
+    is now; `mode`: asking LightRAG in that query mode instead of the file's."""
+    config = RuntimeConfigStore(path).current()
+    if mode is None:
+        return config
+    return config.model_copy(update={"rag": config.rag.model_copy(update={"query_mode": mode})})
 
 
 def bot_argv(workdir: Path) -> list[str]:

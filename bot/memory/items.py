@@ -59,6 +59,21 @@ TRAITS = {
 }
 
 
+W_SALIENCE = 0.15
+W_CONFIDENCE = 0.15
+W_TYPE = 0.10
+
+
+def static_prior(item: MemoryItem) -> float:
+    """The part of an item's score (`bot/memory/scoring.py`) that depends on the item alone,
+    not on the message or the clock: `UserItems` keeps its items ranked by it."""
+    return (
+        W_SALIENCE * item.salience
+        + W_CONFIDENCE * item.confidence
+        + W_TYPE * TRAITS[item.type].weight
+    )
+
+
 RETIRED_TYPES = {"note": ItemType.FACT}
 """Types that files written by earlier versions may hold, and what they read as now. Nothing
 ever created a `note`; the type is kept readable so that no old line is set aside."""

@@ -3,32 +3,12 @@
 import asyncio
 import json
 import logging
-from datetime import UTC, datetime, timedelta
-
-import pytest
+from datetime import timedelta
 
 from bot.config.model import MemoryConfig
 from bot.memory.files import UserFiles
 from bot.memory.items import ItemType, Layer, new_item
 from bot.memory.service import ShortTermMemory
-
-
-class Clock:
-    def __init__(self):
-        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-    def __call__(self):
-        return self.now
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
-
-@pytest.fixture
-def memory(tmp_path, clock):
-    return ShortTermMemory(tmp_path / "memory", MemoryConfig, clock)
 
 
 def reopen(memory, clock, **config):

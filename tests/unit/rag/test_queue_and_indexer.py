@@ -1,4 +1,4 @@
-"""The durable queue, the index worker and forgetting, with an in-memory RagPort."""
+"""The durable queue, the index worker and forgetting, with an in-memory LightRAG."""
 
 import asyncio
 import json
@@ -10,75 +10,22 @@ import pytest
 import bot.rag.indexer as indexer_module
 from bot.config import RuntimeConfigStore
 from bot.ports.rag import (
-    IndexReceipt,
-    RagHealth,
-    RagRejected,
     RagUnavailable,
     StoredDocument,
-    UploadStatus,
 )
 from bot.rag.circuit import CircuitBreaker
-from bot.rag.documents import RagDocument
+from bot.rag.documents import exchange_document
 from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger, LedgerEntry
 from bot.rag.long_term import LongTermDocuments
 from bot.rag.queue import IndexQueue
+from tests.fakes.rag import FakeRag
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def doc(owner="111", text="Where is Redis? On port 6380."):
-    return RagDocument.for_exchange(owner, f"t:{owner}", text, "answer text", AT)
-
-
-class FakeRag:
-    """Fails while `down`, refuses texts containing 'REJECT', remembers what it got."""
-
-    def __init__(self):
-        self.down = False
-        self.received: list[RagDocument] = []
-        self.deleted: list[list[str]] = []
-        self.on_server: list[StoredDocument] = []
-        self.busy_deletes = 0
-        self.uploads: dict[str, UploadStatus] = {}
-        self.attempts = 0
-
-    async def index(self, document):
-        self.attempts += 1
-        if self.down:
-            raise RagUnavailable("Connection refused")
-        if "REJECT" in document.text:
-            raise RagRejected("HTTP 422: empty", http_status=422)
-        track = f"track-{len(self.uploads)}"
-        # Like LightRAG: a text already stored is refused, naming the document it repeats.
-        for number, earlier in enumerate(self.received, 1):
-            if earlier.text == document.text:
-                self.uploads[track] = UploadStatus("dup-x", duplicate_of=f"doc-{number}")
-                return IndexReceipt(document.file_source, track)
-        self.received.append(document)
-        self.uploads[track] = UploadStatus(f"doc-{len(self.received)}")
-        return IndexReceipt(document.file_source, track)
-
-    async def upload_status(self, track_id):
-        return self.uploads.get(track_id)
-
-    async def delete(self, doc_ids):
-        if self.busy_deletes:
-            self.busy_deletes -= 1
-            raise RagUnavailable("busy")
-        self.deleted.append(doc_ids)
-
-    async def documents_of(self, owner):
-        return list(self.on_server)
-
-    async def query(self, text, mode, owner):
-        return ""
-
-    def is_available(self):
-        return not self.down
-
-    async def health(self):
-        return RagHealth(not self.down, "")
+    return exchange_document(owner, f"t:{owner}", text, "answer text", AT)
 
 
 @pytest.fixture
