@@ -12,8 +12,27 @@ import pytest
 
 from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.settings import Settings
+from tests.fakes.lightrag_llm import lightrag_responder
+from tests.fakes.openai_server import FakeOpenAiServer
 
 REPO = Path(__file__).resolve().parent.parent
+TESTS = REPO / "tests"
+FOLDER_MARKERS = ("unit", "integration", "e2e", "system")
+"""Each test is marked with the name of its folder, so `-m` and the folders always agree."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.relative_to(TESTS).parts[0]
+        if folder in FOLDER_MARKERS:
+            item.add_marker(folder)
+
+
+@pytest.fixture(scope="module")
+def rag_llm():
+    """The LLM and embeddings of a real LightRAG server: a deterministic local fake."""
+    with FakeOpenAiServer(responder=lightrag_responder) as server:
+        yield server
 
 
 @pytest.fixture

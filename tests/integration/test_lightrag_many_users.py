@@ -19,7 +19,6 @@ from bot.words import content_words
 from tests.fakes.lightrag_llm import lightrag_responder
 from tests.fakes.openai_server import FakeOpenAiServer, semantic_embedder
 
-pytestmark = pytest.mark.e2e
 USERS = 40
 CROWD = people(USERS, told=1)  # one fact each keeps indexing to ~15 s
 

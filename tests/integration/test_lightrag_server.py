@@ -22,19 +22,10 @@ from bot.rag.documents import exchange_document, owner_tag_of
 from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
 from bot.rag.queue import IndexQueue
-from tests.fakes.lightrag_llm import lightrag_responder
 from tests.fakes.lightrag_server import LightRagServer
-from tests.fakes.openai_server import FakeOpenAiServer
 
-pytestmark = pytest.mark.e2e
 AT = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 MODES = ["local", "global", "hybrid", "naive", "mix"]
-
-
-@pytest.fixture(scope="module")
-def rag_llm():
-    with FakeOpenAiServer(responder=lightrag_responder) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

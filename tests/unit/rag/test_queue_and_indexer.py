@@ -20,6 +20,7 @@ from bot.rag.ledger import IndexLedger, LedgerEntry
 from bot.rag.long_term import LongTermDocuments
 from bot.rag.queue import IndexQueue
 from tests.fakes.rag import FakeRag
+from tests.fakes.waiting import wait_until
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -38,14 +39,6 @@ def config(tmp_path):
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch):
     monkeypatch.setattr(indexer_module, "FIRST_BACKOFF_SECONDS", 0.02)
-
-
-async def wait_for(condition, seconds=5.0):
-    for _ in range(int(seconds / 0.01)):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition not met in time")
 
 
 async def test_queue_survives_a_restart_in_arrival_order(tmp_path):
@@ -75,7 +68,7 @@ async def test_worker_sends_in_order_and_records_each_document(tmp_path, config)
     worker.start()
     for i in range(5):
         await worker.enqueue(doc(text=f"exchange {i} with enough text"))
-    await wait_for(lambda: worker.queue.depth == 0)
+    await wait_until(lambda: worker.queue.depth == 0)
     assert [d.text.split("\n")[1] for d in rag.received] == [
         f"User: exchange {i} with enough text" for i in range(5)
     ]
@@ -90,10 +83,10 @@ async def test_documents_queued_while_down_arrive_when_the_server_is_back(tmp_pa
     worker.start()
     for i in range(3):
         await worker.enqueue(doc(text=f"during the outage {i}"))
-    await asyncio.sleep(0.2)
+    await wait_until(lambda: rag.attempts >= 2)  # tried, and tried again after a backoff
     assert rag.received == [] and worker.queue.depth == 3
     rag.down = False
-    await wait_for(lambda: len(rag.received) == 3, seconds=5)
+    await wait_until(lambda: len(rag.received) == 3, within=5)
     await worker.stop(1)
 
 
@@ -109,8 +102,7 @@ async def test_new_messages_during_an_outage_neither_prompt_attempts_nor_lengthe
     )
     worker.start()
     await worker.enqueue(doc(text="the first during the outage"))
-    await wait_for(lambda: rag.attempts >= 1)
-    await asyncio.sleep(0.1)  # a few backoff rounds: 0.02, 0.04, 0.08 s
+    await wait_until(lambda: rag.attempts >= 3)  # backoff rounds of 0.02 and 0.04 s behind it
     attempts = rag.attempts
     for i in range(20):
         await worker.enqueue(doc(text=f"message {i} during the outage"))
@@ -119,7 +111,7 @@ async def test_new_messages_during_an_outage_neither_prompt_attempts_nor_lengthe
 
     rag.down = False
     started = asyncio.get_running_loop().time()
-    await wait_for(lambda: len(rag.received) == 21, seconds=3)
+    await wait_until(lambda: len(rag.received) == 21, within=3)
     assert asyncio.get_running_loop().time() - started < 2, "the wait stayed short"
     await worker.stop(1)
 
@@ -137,11 +129,11 @@ async def test_a_call_that_reaches_lightrag_again_ends_the_indexers_wait(tmp_pat
     breaker.on_recovery = worker.server_is_back
     worker.start()
     await worker.enqueue(doc(text="queued while LightRAG is down"))
-    await wait_for(lambda: rag.attempts == 1)
+    await wait_until(lambda: rag.attempts == 1)
     breaker.record_failure("Connection refused", 3, 30, severe=False)
     rag.down = False
     breaker.record_success()  # e.g. a user's query got through
-    await wait_for(lambda: len(rag.received) == 1, seconds=1)
+    await wait_until(lambda: len(rag.received) == 1, within=1)
     await worker.stop(1)
 
 
@@ -151,7 +143,7 @@ async def test_a_document_refused_for_good_is_set_aside_and_the_rest_go_on(tmp_p
     worker.start()
     await worker.enqueue(doc(text="REJECT me"))
     await worker.enqueue(doc(text="a good one"))
-    await wait_for(lambda: len(rag.received) == 1)
+    await wait_until(lambda: len(rag.received) == 1)
     assert worker.queue.failed_count() == 1
     reasons = list((tmp_path / "failed").glob("*.reason.txt"))
     assert "HTTP 422" in reasons[0].read_text()
@@ -171,7 +163,7 @@ async def test_shutdown_keeps_unsent_documents_on_disk_for_the_next_start(tmp_pa
     rag.down = False
     restarted = RagIndexer(IndexQueue(queue_dir), rag, IndexLedger(tmp_path / "l"), config)
     restarted.start()
-    await wait_for(lambda: len(rag.received) == 1)
+    await wait_until(lambda: len(rag.received) == 1)
     await restarted.stop(1)
     assert IndexQueue(queue_dir).depth == 0
 
@@ -185,9 +177,8 @@ async def test_disabled_rag_sends_nothing(tmp_path):
     )
     worker.start()
     await worker.enqueue(doc())
-    await asyncio.sleep(0.2)
-    assert rag.received == [] and worker.queue.depth == 1
-    await worker.stop(0.1)
+    await worker.stop(1)  # the worker saw the document, and ran to its end without sending it
+    assert rag.attempts == 0 and rag.received == [] and worker.queue.depth == 1
 
 
 async def test_ledger_survives_a_torn_last_line(tmp_path):
@@ -280,7 +271,7 @@ async def test_an_exchange_identical_to_another_users_is_indexed_as_its_own(tmp_
     await worker.enqueue(doc("111", same))
     await worker.enqueue(doc("222", same))  # another user, the very same words
     await worker.enqueue(doc("111", same))  # the first user again: already remembered
-    await wait_for(lambda: worker.queue.depth == 0)
+    await wait_until(lambda: worker.queue.depth == 0)
     await worker.stop(1)
     assert [d.owner for d in rag.received] == ["111", "222"]
     assert rag.received[1].text.endswith("\nParticipant: 222")
@@ -304,21 +295,33 @@ async def test_turning_rag_off_stops_status_checks_until_it_is_back_on(
             self.looks += 1
             return await super().upload_status(track_id) if self.registered else None
 
+    class CountedConfig(RuntimeConfigStore):
+        """Counts how often the worker looks at the config: a settle on hold looks at it
+        every SETTLE_DISABLED_RECHECK_SECONDS."""
+
+        reads = 0
+
+        def current(self):
+            self.reads += 1
+            return super().current()
+
+    config = CountedConfig(config.path)
     rag, ledger = SlowToRegister(), IndexLedger(tmp_path / "ledger")
     worker = RagIndexer(IndexQueue(tmp_path / "queue"), rag, ledger, config)
     worker.start()
     await worker.enqueue(doc())
-    await wait_for(lambda: rag.looks > 0)
+    await wait_until(lambda: rag.looks > 0)
 
     config.path.write_text(json.dumps({"rag": {"enabled": False}}))
-    await asyncio.sleep(0.1)  # a look already under way may finish
-    looks_when_off = rag.looks
-    await asyncio.sleep(0.3)
+    # A look makes no pause, so none is under way now.
+    looks_when_off, reads_when_off = rag.looks, config.reads
+    # The settle saw RAG off and has checked four times more since.
+    await wait_until(lambda: config.reads >= reads_when_off + 5)
     assert rag.looks == looks_when_off, "no request reaches LightRAG while RAG is off"
 
     rag.registered = True
     config.path.write_text(json.dumps({"rag": {"enabled": True, "indexRetryMaxSeconds": 1}}))
-    await wait_for(lambda: [e.doc_id for e in ledger.entries("111")] == ["doc-1"])
+    await wait_until(lambda: [e.doc_id for e in ledger.entries("111")] == ["doc-1"])
     await worker.stop(1)
 
 
