@@ -80,7 +80,12 @@ ever created a `note`; the type is kept readable so that no old line is set asid
 
 
 class MemoryItem(BaseModel):
-    """One line of a JSONL memory file. Fields are typed; unknown fields in a file are kept."""
+    """One line of a JSONL memory file, its fields typed.
+
+    A field this version does not know is ignored when read, and is gone from a file once it
+    is rewritten (forget, promotion, expiry): every line is written by the bot itself, and
+    keeping unknown fields would cost every loaded item a dict. A retired type is read as its
+    successor (`RETIRED_TYPES`)."""
 
     model_config = ConfigDict(extra="ignore")
 
