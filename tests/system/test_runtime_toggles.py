@@ -17,24 +17,20 @@ def test_edits_apply_on_the_next_message_and_a_broken_edit_changes_nothing(
     stack.wait_queue_empty()  # that exchange is uploaded...
     wait_for(lambda: stack.settled(ALICE), 60, "its document id")  # ...no status check is left
 
-    # RAG off: no request of any kind reaches LightRAG any more; the exchange waits on disk.
+    # RAG off: no request of any kind reaches LightRAG any more, and nothing is queued.
     stack.edit_config(rag={"enabled": False})
     off_at = time.time()
     stack.converse(ALICE, "And how do we renew the domain name for the staging cluster?")
+    # Its reply is out, so the turn is over, its recall included; no upload was waiting.
     assert section(stack.last_system_prompt(), "Relevant Memory") == ""
-    assert stack.queued_documents() == 1
+    assert [r.path for r in stack.rag.requests() if r.at >= off_at] == []
+    assert stack.queued_documents() == 0
 
-    # RAG on again, in another mode: the next query carries it, and only now is the exchange
-    # kept while RAG was off sent (so nothing was sent while it was off, the worker included).
-    on_at = time.time()
+    # RAG on again, in another mode: the next query carries it.
     stack.edit_config(rag={"enabled": True, "queryMode": "local"})
     question = "Which registrar holds the staging domain name?"
     stack.converse(ALICE, question)
     assert stack.rag.requests("/query/data")[-1].body["mode"] == "local"
-    stack.wait_queue_empty()
-    (upload,) = [r for r in stack.rag.requests("/documents/text") if "renew" in r.body["text"]]
-    assert upload.at >= on_at
-    assert [r.path for r in stack.rag.requests() if off_at <= r.at < on_at] == []
 
     # The allowlist: Carol is let in, Bob is refused, without any LLM call for him.
     stack.edit_config(telegram={"allowedUsers": [ALICE, CAROL]})
