@@ -28,9 +28,9 @@ import aiohttp
 from bench.report import Figure, print_table
 from tests.fakes.background_server import free_port
 from tests.fakes.misbehaving_servers import OversizedServer, RecordingProxy, TricklingServer
-from tests.fakes.openai_server import FakeOpenAiServer, Reply
+from tests.fakes.openai_server import EchoResponder, FakeOpenAiServer, Reply
 from tests.fakes.telegram_server import FakeTelegramServer
-from tests.system.harness import TELEGRAM_TOKEN, EchoLlm, SystemStack
+from tests.system.harness import TELEGRAM_TOKEN, SystemStack
 
 OWNER, FRIEND = 4001, 4002
 STRANGERS = 2_000
@@ -79,7 +79,7 @@ def sampled(pid: int) -> Iterator[Growth]:
         growth.peak = max(growth.peak, resident_bytes(pid))
 
 
-class ScriptedLlm(EchoLlm):
+class ScriptedLlm(EchoResponder):
     """Echoes, except for the questions an attack scripts: those get their scripted reply, and
     a tool's result is answered with `tool said: ...`. Other chats are never scripted."""
 
@@ -218,7 +218,7 @@ async def unauthenticated_posts(port: int, count: int, size: int) -> list[int]:
 def make_stack(
     work: Path,
     llm: FakeOpenAiServer,
-    echo_llm: EchoLlm,
+    echo_llm: EchoResponder,
     telegram: FakeTelegramServer,
     webhook: bool,
 ) -> tuple[SystemStack, RecordingProxy]:

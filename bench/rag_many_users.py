@@ -35,8 +35,8 @@ from pydantic import SecretStr
 
 from bench.report import Figure, print_table
 from bot.adapters.lightrag import LightRagAdapter
-from bot.config import RuntimeConfigStore
-from bot.rag.documents import RagDocument
+from bot.config import RuntimeConfig, RuntimeConfigStore
+from bot.rag.documents import exchange_document
 from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger
 from bot.rag.queue import IndexQueue
@@ -194,14 +194,15 @@ class Score:
 
 
 async def ask(
-    adapter: LightRagAdapter, mode: str, asking: list[Person], everyone: list[Person]
+    adapter: LightRagAdapter, config: RuntimeConfig, asking: list[Person], everyone: list[Person]
 ) -> Score:
-    """Each of `asking` asks their questions; count answers found and other users' facts."""
+    """Each of `asking` asks their questions, each question a turn with `config`; count
+    answers found and other users' facts."""
     score = Score()
     for person in asking:
         foreign = [f for other in everyone if other.owner != person.owner for f in other.facts]
         for question, answer in person.questions():
-            context = await adapter.query(question, mode, person.owner)
+            context = await adapter.query(question, person.owner, config)
             found = mentions(context, answer)
             score.questions += 1
             score.recalled += found
@@ -254,9 +255,7 @@ class ManyUsersBench:
             for k, (said, reply) in enumerate(person.exchanges()):
                 at = SINCE + timedelta(days=n, minutes=k)
                 chat = f"telegram:{person.owner}"
-                await self.indexer.enqueue(
-                    RagDocument.for_exchange(person.owner, chat, said, reply, at)
-                )
+                await self.indexer.enqueue(exchange_document(person.owner, chat, said, reply, at))
                 documents += 1
         for _ in range(6000):  # the worker uploads in milliseconds; the server then works
             if not self.indexer.queue.depth:
@@ -292,14 +291,14 @@ async def measure(users: int, sample: int, told: int, mode: str) -> list[Figure]
             for person in asking:
                 await bench.clear(everyone)
                 await bench.index([person])
-                alone.add(await ask(scaled, mode, [person], everyone))
+                alone.add(await ask(scaled, bench.config.current(), [person], everyone))
             await bench.clear(everyone)
             index_seconds = await bench.index(everyone)
             started = time.perf_counter()
-            before = await ask(unscaled, mode, asking, everyone)
+            before = await ask(unscaled, bench.config.current(), asking, everyone)
             before_ms = (time.perf_counter() - started) * 1000 / before.questions
             started = time.perf_counter()
-            after = await ask(scaled, mode, asking, everyone)
+            after = await ask(scaled, bench.config.current(), asking, everyone)
             after_ms = (time.perf_counter() - started) * 1000 / after.questions
         finally:
             await bench.aclose()

@@ -27,7 +27,7 @@ from bot.pipeline.response_routing import ResponseRoutingSystem
 from bot.pipeline.tool_loop import ToolLoopSystem
 from bot.ports.channel import ChannelPort
 from bot.ports.llm import LlmPort
-from bot.ports.user_memory import UserMemoryStore
+from bot.ports.memory import UserMemoryStore
 from bot.prompts import PromptFiles
 from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger

@@ -27,9 +27,5 @@ class ChatLocks:
                 del self._users[key]
                 del self._locks[key]
 
-    def busy(self, key: str) -> bool:
-        """Whether a turn of this chat is running or waiting."""
-        return key in self._users
-
     def __len__(self) -> int:
         return len(self._locks)

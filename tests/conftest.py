@@ -10,9 +10,29 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.settings import Settings
+from tests.fakes.lightrag_llm import lightrag_responder
+from tests.fakes.openai_server import FakeOpenAiServer
 
 REPO = Path(__file__).resolve().parent.parent
+TESTS = REPO / "tests"
+FOLDER_MARKERS = ("unit", "integration", "e2e", "system")
+"""Each test is marked with the name of its folder, so `-m` and the folders always agree."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.relative_to(TESTS).parts[0]
+        if folder in FOLDER_MARKERS:
+            item.add_marker(folder)
+
+
+@pytest.fixture(scope="module")
+def rag_llm():
+    """The LLM and embeddings of a real LightRAG server: a deterministic local fake."""
+    with FakeOpenAiServer(responder=lightrag_responder) as server:
+        yield server
 
 
 @pytest.fixture
@@ -41,6 +61,15 @@ def edit_runtime_config(path: Path, **sections: dict) -> None:
     for name, values in sections.items():
         data.setdefault(name, {}).update(values)
     path.write_text(json.dumps(data, indent=2))
+
+
+def turn_config(path: Path, mode: str | None = None) -> RuntimeConfig:
+    """The snapshot a turn takes of the runtime config at `path` (`TurnContext.config`), as it
+    is now; `mode`: asking LightRAG in that query mode instead of the file's."""
+    config = RuntimeConfigStore(path).current()
+    if mode is None:
+        return config
+    return config.model_copy(update={"rag": config.rag.model_copy(update={"query_mode": mode})})
 
 
 def bot_argv(workdir: Path) -> list[str]:

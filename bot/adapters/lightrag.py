@@ -1,9 +1,12 @@
-"""`RagPort` over LightRAG's REST API (observed on lightrag-hku 1.5.7).
+"""The long-term memory ports (`bot/ports/rag.py`) over LightRAG's REST API (observed on
+lightrag-hku 1.5.7).
 
-URL, key, mode, style and timeout are read from the runtime config on every call, so an edit
-applies on the next turn. The key goes in `X-API-Key` (the server treats `Authorization:
-Bearer` as a JWT and rejects it). Every call passes a circuit breaker; a failure never raises
-out of `query`: it yields no context and one warning line in the spec's format.
+A query follows the turn's config snapshot (`TurnContext.config`), so one turn sees one `rag`
+section; the calls made outside a turn (uploads, deletes, health) read the runtime config as
+it is then. Either way an edit applies on the next call. The key goes in `X-API-Key` (the
+server treats `Authorization: Bearer` as a JWT and rejects it). Every call passes a circuit
+breaker; a failure never raises out of `query`: it yields no context and one warning line in
+the spec's format.
 
 Every call is bounded: `rag.timeoutSeconds` is a deadline for the whole call (httpx's own
 time-out is per read, so a server trickling a byte at a time would hold it for ever), and an
@@ -28,6 +31,7 @@ from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.config.model import RagConfig
 from bot.ports.rag import (
     IndexReceipt,
+    RagDocument,
     RagHealth,
     RagRejected,
     RagUnavailable,
@@ -36,7 +40,7 @@ from bot.ports.rag import (
 )
 from bot.rag.circuit import CircuitBreaker, CircuitState
 from bot.rag.context import QueryData, render_context
-from bot.rag.documents import RagDocument, owner_tag_of, tag
+from bot.rag.documents import owner_tag_of, tag
 from bot.rag.style import answer_style_refusal, effective_style, refusal_notice
 from bot.words import content_words
 
@@ -125,22 +129,21 @@ class LightRagAdapter:
         await asyncio.gather(*self._late, return_exceptions=True)
         await self._client.aclose()
 
-    # -- RagPort ---------------------------------------------------------------------------
-    async def query(self, text: str, mode: str, owner: str) -> str:
-        config = self._config.current()
+    # -- RagRecall -------------------------------------------------------------------------
+    async def query(self, text: str, owner: str, config: RuntimeConfig) -> str:
         rag = config.rag
         text = text.strip()
         if not rag.enabled or query_weight(text) < MIN_QUERY_WEIGHT:
             return ""
         if rag.recall_budget_seconds >= rag.timeout_seconds:
-            return await self._query(config, text, mode, owner)
+            return await self._query(config, text, owner)
         if self._late:
             # A query is still running past its budget: the server is slow or hanging right
             # now, and another turn would only wait the budget out too. Its outcome (an answer,
             # or a time-out that opens the circuit) decides for the turns after it.
             log.info("[RAG] Query skipped: an earlier one is still past its recall budget")
             return ""
-        work = asyncio.ensure_future(self._query(config, text, mode, owner))
+        work = asyncio.ensure_future(self._query(config, text, owner))
         try:
             done, _ = await asyncio.wait({work}, timeout=rag.recall_budget_seconds)
         except asyncio.CancelledError:
@@ -157,9 +160,9 @@ class LightRagAdapter:
         )
         return ""
 
-    async def _query(self, config: RuntimeConfig, text: str, mode: str, owner: str) -> str:
+    async def _query(self, config: RuntimeConfig, text: str, owner: str) -> str:
         rag = config.rag
-        body: dict[str, Any] = {"query": text[:MAX_QUERY_CHARS], "mode": mode}
+        body: dict[str, Any] = {"query": text[:MAX_QUERY_CHARS], "mode": rag.query_mode}
         if rag.query_keywords == "bot":
             body |= query_keywords(body["query"])
         try:
@@ -197,6 +200,7 @@ class LightRagAdapter:
         self._refusal_logged = refusal
         return effective_style(config, owners)
 
+    # -- RagUploads ------------------------------------------------------------------------
     async def index(self, document: RagDocument) -> IndexReceipt:
         rag = self._config.current().rag
         body = {"text": document.text, "file_source": document.file_source}
@@ -224,36 +228,12 @@ class LightRagAdapter:
         duplicate_of = metadata.get("original_doc_id") if metadata.get("is_duplicate") else None
         return UploadStatus(str(found["id"]), str(duplicate_of) if duplicate_of else None)
 
+    # -- RagDocumentStore ------------------------------------------------------------------
     def is_available(self) -> bool:
         rag = self._config.current().rag
         if not rag.enabled:
             return False
         return self.breaker.state is CircuitState.CLOSED or self.breaker.retry_in() == 0
-
-    async def health(self) -> RagHealth:
-        """The circuit's view when it is open (no network), else a look at `/health`."""
-        rag = self._config.current().rag
-        if self.breaker.state is CircuitState.OPEN:
-            return RagHealth(False, f"{self.breaker.describe()} at {rag.url}")
-        try:
-            status, content = await self._fetch(
-                rag, "GET", "/health", None, min(rag.timeout_seconds, HEALTH_TIMEOUT_SECONDS)
-            )
-        except (httpx.HTTPError, TimeoutError) as exc:
-            return RagHealth(False, f"unreachable at {rag.url} ({_describe(exc)})")
-        except _TooLarge:
-            return RagHealth(False, f"{rag.url}/health sent an answer over {_mb(MAX_ANSWER_BYTES)}")
-        if status != 200:
-            return RagHealth(False, f"HTTP {status} from {rag.url}/health")
-        try:
-            authenticated = "configuration" in json.loads(content)
-        except (ValueError, TypeError):
-            return RagHealth(False, f"{rag.url}/health sent something that is not JSON")
-        if not authenticated:  # /health is public; it shows its configuration only to a key
-            return RagHealth(
-                False, f"reachable at {rag.url}, but it refuses our key (check RAG_API_KEY)"
-            )
-        return RagHealth(True, f"healthy at {rag.url}")
 
     async def delete(self, doc_ids: list[str]) -> None:
         rag = self._config.current().rag
@@ -282,6 +262,32 @@ class LightRagAdapter:
             pages = int(answer.get("pagination", {}).get("total_pages") or 1)
             page += 1
         return found
+
+    # -- RagHealthCheck --------------------------------------------------------------------
+    async def health(self) -> RagHealth:
+        """The circuit's view when it is open (no network), else a look at `/health`."""
+        rag = self._config.current().rag
+        if self.breaker.state is CircuitState.OPEN:
+            return RagHealth(False, f"{self.breaker.describe()} at {rag.url}")
+        try:
+            status, content = await self._fetch(
+                rag, "GET", "/health", None, min(rag.timeout_seconds, HEALTH_TIMEOUT_SECONDS)
+            )
+        except (httpx.HTTPError, TimeoutError) as exc:
+            return RagHealth(False, f"unreachable at {rag.url} ({_describe(exc)})")
+        except _TooLarge:
+            return RagHealth(False, f"{rag.url}/health sent an answer over {_mb(MAX_ANSWER_BYTES)}")
+        if status != 200:
+            return RagHealth(False, f"HTTP {status} from {rag.url}/health")
+        try:
+            authenticated = "configuration" in json.loads(content)
+        except (ValueError, TypeError):
+            return RagHealth(False, f"{rag.url}/health sent something that is not JSON")
+        if not authenticated:  # /health is public; it shows its configuration only to a key
+            return RagHealth(
+                False, f"reachable at {rag.url}, but it refuses our key (check RAG_API_KEY)"
+            )
+        return RagHealth(True, f"healthy at {rag.url}")
 
     # -- plumbing --------------------------------------------------------------------------
     async def _call(

@@ -61,10 +61,6 @@ class OpenAiLlm:
         )
         return cls(client)
 
-    @property
-    def base_url(self) -> str:
-        return str(self._client.base_url)
-
     async def close(self) -> None:
         await self._client.close()
 
@@ -186,8 +182,8 @@ def _from_completion(completion: Any, max_chars: int | None = None) -> LlmRespon
     if max_chars is not None and size > max_chars:
         _log_cut(max_chars)
         cut = text[:max_chars] if text else None
-        return LlmResponse(cut, calls, finish_reason="length", truncated=True)
-    return LlmResponse(text=text, tool_calls=calls, finish_reason=choice.finish_reason)
+        return LlmResponse(cut, calls, truncated=True)
+    return LlmResponse(text=text, tool_calls=calls)
 
 
 @dataclass
@@ -211,14 +207,11 @@ async def _collect_stream(
     parts: list[str] = []
     text_size = size = reported = 0
     slots: dict[int, _CallParts] = {}
-    finish_reason = None
     truncated = False
     async for chunk in stream:
         if not chunk.choices:
             continue
-        choice = chunk.choices[0]
-        finish_reason = choice.finish_reason or finish_reason
-        delta = choice.delta
+        delta = chunk.choices[0].delta
         if delta is None:
             continue
         for part in delta.tool_calls or []:
@@ -243,16 +236,13 @@ async def _collect_stream(
         _log_cut(max_chars)
         await _close(stream)
         text = text[:max_chars]
-        finish_reason = "length"
     elif text and reported != text_size:
         await on_text(text)
     calls = [
         ToolCall(id=s.id or _new_call_id(), name=s.name, arguments="".join(s.arguments) or "{}")
         for _, s in sorted(slots.items())
     ]
-    return LlmResponse(
-        text=text or None, tool_calls=calls, finish_reason=finish_reason, truncated=truncated
-    )
+    return LlmResponse(text=text or None, tool_calls=calls, truncated=truncated)
 
 
 async def _close(stream: Any) -> None:

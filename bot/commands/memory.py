@@ -22,8 +22,7 @@ from bot.conversation.scope import GROUP_FORGET_REFUSAL, MemoryScope, memory_sco
 from bot.memory.items import TRAITS
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
-from bot.ports.memory import PendingExtraction
-from bot.ports.user_memory import UserMemoryStore
+from bot.ports.memory import PendingExtraction, UserMemoryStore
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,6 @@ class Command:
     name: str
     description: str
     handler: CommandHandler
-    in_menu: bool = True
 
 
 def parse_command(message: IncomingMessage) -> CommandCall | None:
@@ -56,7 +55,7 @@ class CommandRegistry:
         return self._commands.get(name)
 
     def menu(self) -> list[Command]:
-        return [c for c in self._commands.values() if c.in_menu]
+        return list(self._commands.values())
 
     async def run(self, call: CommandCall) -> str:
         command = self._commands.get(call.name)

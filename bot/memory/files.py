@@ -1,6 +1,6 @@
 """One user's memory on disk: JSONL files under `<data dir>/memory/u-<user id>/`.
 
-    episodic/2025-03-01.jsonl   exchanges and notes, one file per day of creation
+    episodic/2025-03-01.jsonl   exchanges, one file per day of creation
     semantic.jsonl              facts, preferences, constraints
     procedural.jsonl            how-tos, fixes, commands
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.conversation import utc_now
 from bot.memory.text import term_set
@@ -33,7 +33,6 @@ class ItemType(StrEnum):
     FACT = "fact"
     HOWTO = "howto"
     EXCHANGE = "exchange"
-    NOTE = "note"
 
 
 @dataclass(frozen=True)
@@ -56,13 +55,37 @@ TRAITS = {
     ItemType.PREFERENCE: TypeTraits(Layer.SEMANTIC, 0.7, 0.9, "preference"),
     ItemType.FACT: TypeTraits(Layer.SEMANTIC, 0.7, 0.8, "fact"),
     ItemType.HOWTO: TypeTraits(Layer.PROCEDURAL, 0.7, 0.8, "how-to"),
-    ItemType.NOTE: TypeTraits(Layer.EPISODIC, 0.5, 0.6, "note"),
     ItemType.EXCHANGE: TypeTraits(Layer.EPISODIC, 0.3, 0.4, "earlier"),
 }
 
 
+W_SALIENCE = 0.15
+W_CONFIDENCE = 0.15
+W_TYPE = 0.10
+
+
+def static_prior(item: MemoryItem) -> float:
+    """The part of an item's score (`bot/memory/scoring.py`) that depends on the item alone,
+    not on the message or the clock: `UserItems` keeps its items ranked by it."""
+    return (
+        W_SALIENCE * item.salience
+        + W_CONFIDENCE * item.confidence
+        + W_TYPE * TRAITS[item.type].weight
+    )
+
+
+RETIRED_TYPES = {"note": ItemType.FACT}
+"""Types that files written by earlier versions may hold, and what they read as now. Nothing
+ever created a `note`; the type is kept readable so that no old line is set aside."""
+
+
 class MemoryItem(BaseModel):
-    """One line of a JSONL memory file. Fields are typed; unknown fields in a file are kept."""
+    """One line of a JSONL memory file, its fields typed.
+
+    A field this version does not know is ignored when read, and is gone from a file once it
+    is rewritten (forget, promotion, expiry): every line is written by the bot itself, and
+    keeping unknown fields would cost every loaded item a dict. A retired type is read as its
+    successor (`RETIRED_TYPES`)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -82,6 +105,11 @@ class MemoryItem(BaseModel):
     """Days after the last update when the item is dropped; None keeps it until forgotten."""
     fingerprint: str = ""
     """Equal fingerprints are the same memory: a repeat merges into the item already kept."""
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _current_type(cls, value: object) -> object:
+        return RETIRED_TYPES.get(value, value) if isinstance(value, str) else value
 
     def expired(self, now: datetime) -> bool:
         return self.ttl_days is not None and now - self.updated_at > timedelta(days=self.ttl_days)

@@ -20,21 +20,16 @@ import heapq
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from operator import itemgetter
-from typing import TYPE_CHECKING
 
 from bot.config.model import MemoryConfig
-from bot.memory.items import TRAITS, ItemType, Layer, MemoryItem
+from bot.memory.items import ItemType, Layer, MemoryItem, static_prior
 from bot.memory.text import tokens
+from bot.memory.user_items import UserItems
 from bot.ports.embeddings import Vectors
-
-if TYPE_CHECKING:
-    from bot.memory.user_items import UserItems
 
 W_RELEVANCE = 0.45
 W_RECENCY = 0.15
-W_SALIENCE = 0.15
-W_CONFIDENCE = 0.15
-W_TYPE = 0.10
+"""The other three weights make up `static_prior` (`bot/memory/items.py`)."""
 
 PROFILE_TYPES = frozenset({ItemType.IDENTITY, ItemType.CONSTRAINT})
 """Items that may join without a word in common with the message."""
@@ -62,15 +57,6 @@ class ScoredItem:
     item: MemoryItem
     score: float
     relevance: float
-
-
-def static_prior(item: MemoryItem) -> float:
-    """The part of the score that does not depend on the message or the clock."""
-    return (
-        W_SALIENCE * item.salience
-        + W_CONFIDENCE * item.confidence
-        + W_TYPE * TRAITS[item.type].weight
-    )
 
 
 def recency(item: MemoryItem, now: datetime, decay_days: float) -> float:

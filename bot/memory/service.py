@@ -57,7 +57,8 @@ class MemoryOverview:
 
 
 class ShortTermMemory:
-    """`MemoryPort` and `UserMemoryStore` over per-user JSONL files under `root`."""
+    """Short-term memory over per-user JSONL files under `root`: every protocol of
+    `bot/ports/memory.py` but the extractor's queue."""
 
     label = "short-term memory items"
 
@@ -103,9 +104,11 @@ class ShortTermMemory:
 
     # -- reading ----------------------------------------------------------------------------
 
-    async def recall(self, user_id: str, query: str) -> str:
-        """The `# Memory` pack for this user and message; empty when nothing scores enough."""
-        config = self._config()
+    async def recall(self, user_id: str, query: str, config: MemoryConfig | None = None) -> str:
+        """The `# Memory` pack for this user and message; empty when nothing scores enough.
+
+        `config` is the turn's snapshot; None (outside a turn) takes the config as it is now."""
+        config = config or self._config()
         items, whole = await self._items_for_recall(user_id)
         # Vectors open only over a user's whole set of items.
         vector = await self._query_vector(user_id, items, query) if whole else None
@@ -180,10 +183,14 @@ class ShortTermMemory:
         source: str,
         with_rules: bool = True,
         speaker: Speaker | None = None,
+        *,
+        config: MemoryConfig | None = None,
     ) -> asyncio.Task[object]:
         """Store what the exchange holds without making the reply wait for the disk."""
         task: asyncio.Task[object] = asyncio.create_task(
-            self.remember_exchange(user_id, user_text, assistant_text, source, with_rules, speaker),
+            self.remember_exchange(
+                user_id, user_text, assistant_text, source, with_rules, speaker, config=config
+            ),
             name=_background_name(user_id),
         )
         self._background.add(task)
@@ -198,12 +205,14 @@ class ShortTermMemory:
         source: str,
         with_rules: bool = True,
         speaker: Speaker | None = None,
+        *,
+        config: MemoryConfig | None = None,
     ) -> list[MemoryItem]:
         """The exchange as an episode and, `with_rules`, the facts the rules find in it.
 
         `user_id` is the memory's owner (a user, or a group); `speaker`, in a group, is the
-        member who said it, and the items name them."""
-        config = self._config()
+        member who said it, and the items name them. `config`: as in `recall`."""
+        config = config or self._config()
         new = items_from_exchange(
             user_text,
             assistant_text,
@@ -213,18 +222,20 @@ class ShortTermMemory:
             with_rules,
             speaker,
         )
-        return await self.add(user_id, new) if new else []
+        return await self.add(user_id, new, config) if new else []
 
-    async def add(self, user_id: str, new_items: list[MemoryItem]) -> list[MemoryItem]:
+    async def add(
+        self, user_id: str, new_items: list[MemoryItem], config: MemoryConfig | None = None
+    ) -> list[MemoryItem]:
         """Store `new_items`, merging each into a kept item with the same fingerprint.
 
-        An episodic item that becomes confident enough is promoted on the spot. Returns the
-        items as stored (a merged item keeps its first id).
+        An episodic item that becomes confident enough (by `config`, as in `recall`) is
+        promoted on the spot. Returns the items as stored (a merged item keeps its first id).
         """
         async with self._lock(user_id):
             items = await self._load_locked(user_id)
             now = self._clock()
-            threshold = self._config().promotion_min_confidence
+            threshold = (config or self._config()).promotion_min_confidence
             stored: list[MemoryItem] = []
             promoted_ids: set[str] = set()
             for new in new_items:

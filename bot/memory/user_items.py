@@ -7,8 +7,7 @@ import heapq
 from collections.abc import Iterable, Iterator, Sequence
 
 from bot.memory.index import LexicalIndex
-from bot.memory.items import Layer, MemoryItem
-from bot.memory.scoring import static_prior
+from bot.memory.items import Layer, MemoryItem, static_prior
 from bot.memory.text import tokens
 from bot.memory.vectors import VectorIndex
 from bot.ports.embeddings import Vectors
@@ -171,9 +170,6 @@ class UserItems:
             for layer in Layer
             for _, item_id in reversed(self._strongest[layer][-per_layer:])
         ]
-
-    def count(self, layer: Layer) -> int:
-        return len(self._newest[layer])
 
 
 SORT_STEP = 4_096

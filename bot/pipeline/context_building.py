@@ -6,8 +6,8 @@ import asyncio
 import logging
 
 from bot.pipeline.context import TurnContext
-from bot.ports.memory import MemoryPort
-from bot.ports.rag import RagPort
+from bot.ports.memory import MemoryRecall
+from bot.ports.rag import RagRecall
 from bot.prompts import PromptFiles
 from bot.tools import ToolRegistry
 
@@ -29,8 +29,8 @@ class ContextBuildingSystem:
         self,
         prompts: PromptFiles,
         tools: ToolRegistry,
-        memory: MemoryPort | None = None,
-        rag: RagPort | None = None,
+        memory: MemoryRecall | None = None,
+        rag: RagRecall | None = None,
     ) -> None:
         self._prompts = prompts
         self._tools = tools
@@ -54,7 +54,9 @@ class ContextBuildingSystem:
         if self._memory is None or not ctx.config.memory.enabled:
             return ""
         try:
-            return await self._memory.recall(ctx.memory_scope.owner, ctx.user_text)
+            return await self._memory.recall(
+                ctx.memory_scope.owner, ctx.user_text, ctx.config.memory
+            )
         except Exception as exc:
             log.warning("[Context] memory recall failed: %s", exc, exc_info=True)
             return ""
@@ -63,8 +65,7 @@ class ContextBuildingSystem:
         if self._rag is None or not ctx.config.rag.enabled:
             return ""
         try:
-            owner = ctx.memory_scope.owner
-            found = await self._rag.query(ctx.user_text, ctx.config.rag.query_mode, owner)
+            found = await self._rag.query(ctx.user_text, ctx.memory_scope.owner, ctx.config)
         except Exception as exc:
             log.warning("[Context] RAG recall failed: %s", exc, exc_info=True)
             return ""

@@ -3,34 +3,11 @@
 from __future__ import annotations
 
 import logging
-from typing import Protocol
 
-from bot.conversation import Speaker
 from bot.pipeline.context import TurnContext
+from bot.ports.memory import ExchangeMemory, FactExtraction
 
 log = logging.getLogger(__name__)
-
-
-class ExchangeMemory(Protocol):
-    def remember_in_background(
-        self,
-        user_id: str,
-        user_text: str,
-        assistant_text: str | None,
-        source: str,
-        with_rules: bool = True,
-        speaker: Speaker | None = None,
-    ) -> object:
-        """Start storing the exchange (and, `with_rules`, the facts the rules find in it) in
-        the memory of `user_id` (a user or a group); `speaker` names who said it in a group.
-        Must return at once and never raise for disk trouble."""
-        ...
-
-
-class FactExtraction(Protocol):
-    def submit(self, user_id: str, user_text: str, source: str) -> None:
-        """Queue the user's message for LLM fact extraction; returns at once."""
-        ...
 
 
 class MemoryPersistSystem:
@@ -66,6 +43,7 @@ class MemoryPersistSystem:
                 source,
                 with_rules=mode != "llm",
                 speaker=speaker,
+                config=ctx.config.memory,
             )
             if self._extraction is not None and mode != "rules":
                 # In a group the model is told who spoke, so its facts name them.

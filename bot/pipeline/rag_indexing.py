@@ -6,7 +6,7 @@ import logging
 
 from bot.pipeline.context import TurnContext
 from bot.ports.rag import IndexQueuePort
-from bot.rag.documents import RagDocument
+from bot.rag.documents import exchange_document
 from bot.small_talk import is_trivial_exchange
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ class RagIndexingSystem:
         if is_trivial_exchange(ctx.user_text, answer, ctx.config.rag.index_min_length):
             log.info("[RagIndexing] Skipping trivial exchange")
             return
-        document = RagDocument.for_exchange(
+        document = exchange_document(
             owner=ctx.memory_scope.owner,
             chat_key=ctx.session.key,
             user_text=ctx.user_text,

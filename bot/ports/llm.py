@@ -48,7 +48,6 @@ class LlmResponse:
 
     text: str | None
     tool_calls: list[ToolCall] = field(default_factory=list)
-    finish_reason: str | None = None
     truncated: bool = False
     """Cut at `LlmRequest.max_output_chars`: the text ends there, tool calls may be broken."""
 

@@ -1,17 +1,58 @@
-"""Short-term structured memory as context building and the `memory` tool see it."""
+"""Memory as each of its users sees it: one narrow protocol per consumer, all in this file.
+
+Short-term memory (`ShortTermMemory`) implements most of them; the LLM extractor
+(`LlmFactExtractor`) the two about extraction; every store that keeps something about a user
+(short-term items, LightRAG documents, sessions, the Telegram inbox) `UserMemoryStore`.
+
+    consumer                      protocol
+    context building (order 20)   MemoryRecall
+    memory persist (order 50)     ExchangeMemory, FactExtraction
+    the `memory` tool             MemoryItemsPort, RememberingPreference
+    LLM fact extraction           ExtractionTarget
+    `/memory`, `/forget`          UserMemoryStore, PendingExtraction
+    `TurnRunner`                  RememberingPreference
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-if TYPE_CHECKING:
+from bot.config.model import MemoryConfig
+from bot.conversation import Speaker
+
+if TYPE_CHECKING:  # the items themselves are memory's own types
     from bot.memory.items import ItemType, MemoryItem
     from bot.memory.scoring import ScoredItem
 
 
-class MemoryPort(Protocol):
-    async def recall(self, user_id: str, query: str) -> str:
-        """The `# Memory` pack for this user and message; empty when there is nothing."""
+class MemoryRecall(Protocol):
+    async def recall(self, user_id: str, query: str, config: MemoryConfig) -> str:
+        """The `# Memory` pack for this user and message, ranked and packed by `config` (the
+        turn's snapshot); empty when there is nothing."""
+        ...
+
+
+class ExchangeMemory(Protocol):
+    def remember_in_background(
+        self,
+        user_id: str,
+        user_text: str,
+        assistant_text: str | None,
+        source: str,
+        with_rules: bool = True,
+        speaker: Speaker | None = None,
+        *,
+        config: MemoryConfig,
+    ) -> object:
+        """Start storing the exchange (and, `with_rules`, the facts the rules find in it) in
+        the memory of `user_id` (a user or a group), as the turn's `config` says; `speaker`
+        names who said it in a group. Must return at once and never raise for disk trouble."""
+        ...
+
+
+class FactExtraction(Protocol):
+    def submit(self, user_id: str, user_text: str, source: str) -> None:
+        """Queue the user's message for LLM fact extraction; returns at once."""
         ...
 
 
@@ -67,3 +108,23 @@ class PendingExtraction(Protocol):
     or remembering is turned off, so that nothing they said comes back afterwards."""
 
     async def discard(self, user_id: str) -> None: ...
+
+
+class UserMemoryStore(Protocol):
+    """A store that keeps something about a user, as the memory commands see it.
+
+    `/memory` counts what each store holds for the asking user and `/forget all` empties every
+    one of them, so a new kind of memory joins those commands by implementing this and being
+    listed at the composition root.
+    """
+
+    label: str
+    """What the store holds, for people: "long-term documents (LightRAG)"."""
+
+    async def count_for(self, user_id: str) -> int:
+        """How many entries this user has here."""
+        ...
+
+    async def forget_user(self, user_id: str) -> int:
+        """Delete everything of this user here; returns how many entries went."""
+        ...

@@ -1,11 +1,32 @@
-"""Long-term memory (LightRAG) as the bot sees it: the only way the pipeline reaches the server."""
+"""Long-term memory (LightRAG) as the bot sees it: the only way anything reaches the server.
+
+One narrow protocol per consumer, so each depends only on what it calls: context building
+recalls (`RagRecall`), the pipeline queues (`IndexQueuePort`), the index worker uploads
+(`RagUploads`), `/forget all` finds and deletes a user's documents (`RagDocumentStore`), and
+`/status` looks at the server (`RagHealthCheck`). `LightRagAdapter` implements all of the
+server's; `RagIndexer` is the queue.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
-from bot.rag.documents import RagDocument
+from pydantic import BaseModel
+
+from bot.config import RuntimeConfig
+
+
+class RagDocument(BaseModel):
+    """One exchange to index, as queued on disk and sent to the server; made and named by
+    `bot/rag/documents.py` in the product spec's format."""
+
+    owner: str
+    chat_key: str
+    file_source: str
+    text: str
+    created_at: datetime
 
 
 class RagUnavailable(Exception):
@@ -51,16 +72,27 @@ class StoredDocument:
     file_source: str
 
 
+class RagRecall(Protocol):
+    """Context building: what the asking scope said before, for this turn's prompt."""
+
+    async def query(self, text: str, owner: str, config: RuntimeConfig) -> str:
+        """Context from `owner`'s past conversations relevant to `text`; "" when unavailable.
+
+        `config` is the turn's snapshot: its `rag` section (mode, style, budget, server) and
+        who may talk to the bot decide the whole query, whatever the file says by now."""
+        ...
+
+
 class IndexQueuePort(Protocol):
+    """The pipeline: hand an exchange over for indexing."""
+
     async def enqueue(self, document: RagDocument) -> None:
         """Keep `document` durably for indexing; returns before any network call."""
         ...
 
 
-class RagPort(Protocol):
-    async def query(self, text: str, mode: str, owner: str) -> str:
-        """Context from `owner`'s past conversations relevant to `text`; "" when unavailable."""
-        ...
+class RagUploads(Protocol):
+    """The index worker: send documents and learn what the server made of them."""
 
     async def index(self, document: RagDocument) -> IndexReceipt:
         """Send one document; raises `RagUnavailable` (retry) or `RagRejected` (drop)."""
@@ -70,18 +102,26 @@ class RagPort(Protocol):
         """The status of an upload; None while the server has not registered it yet."""
         ...
 
+
+class RagDocumentStore(Protocol):
+    """`/forget all` and `/memory`: a user's documents on the server."""
+
     def is_available(self) -> bool:
         """Enabled, and not known to be down (circuit closed or ready to probe)."""
         ...
 
-    async def health(self) -> RagHealth:
-        """A diagnostic look at the server; not called on the turn's path."""
+    async def documents_of(self, owner: str) -> list[StoredDocument]:
+        """Every document on the server whose `file_source` names `owner`."""
         ...
 
     async def delete(self, doc_ids: list[str]) -> None:
         """Delete documents by id; raises `RagUnavailable` when it could not."""
         ...
 
-    async def documents_of(self, owner: str) -> list[StoredDocument]:
-        """Every document on the server whose `file_source` names `owner`."""
+
+class RagHealthCheck(Protocol):
+    """`/status`: how the server is doing."""
+
+    async def health(self) -> RagHealth:
+        """A diagnostic look at the server; not called on the turn's path."""
         ...

@@ -12,53 +12,43 @@ import re
 import secrets
 from datetime import datetime
 
-from pydantic import BaseModel
+from bot.ports.rag import RagDocument
 
 _SOURCE = re.compile(r"^conv_\d{8}_\d{6}_u([A-Za-z0-9]+)_c([A-Za-z0-9]+)_([a-z0-9]+)\.txt$")
 
 
-class RagDocument(BaseModel):
-    """One exchange to index, as queued on disk and sent to the server."""
+def exchange_document(
+    owner: str,
+    chat_key: str,
+    user_text: str,
+    assistant_text: str,
+    at: datetime,
+    skill: str | None = None,
+    speaker: str | None = None,
+) -> RagDocument:
+    """One exchange as a document to index. `owner` is the memory scope (a user id, or
+    `group:…`); `speaker`, in a group, the member who wrote `user_text`."""
+    return RagDocument(
+        owner=owner,
+        chat_key=chat_key,
+        file_source=file_source_for(at, owner, chat_key),
+        text=format_exchange(user_text, assistant_text, at, skill, speaker),
+        created_at=at,
+    )
 
-    owner: str
-    chat_key: str
-    file_source: str
-    text: str
-    created_at: datetime
 
-    @classmethod
-    def for_exchange(
-        cls,
-        owner: str,
-        chat_key: str,
-        user_text: str,
-        assistant_text: str,
-        at: datetime,
-        skill: str | None = None,
-        speaker: str | None = None,
-    ) -> RagDocument:
-        """`owner` is the memory scope (a user id, or `group:…`); `speaker`, in a group, the
-        member who wrote `user_text`."""
-        return cls(
-            owner=owner,
-            chat_key=chat_key,
-            file_source=file_source_for(at, owner, chat_key),
-            text=format_exchange(user_text, assistant_text, at, skill, speaker),
-            created_at=at,
-        )
+def distinct(document: RagDocument) -> RagDocument:
+    """The same exchange under a new name, with a `Participant:` line naming its owner.
 
-    def distinct(self) -> RagDocument:
-        """The same exchange under a new name, with a `Participant:` line naming its owner.
-
-        LightRAG ids a document by its text and refuses a second identical one. When two users'
-        exchanges read the same, this makes the second one its own document.
-        """
-        return self.model_copy(
-            update={
-                "file_source": file_source_for(self.created_at, self.owner, self.chat_key),
-                "text": f"{self.text}\nParticipant: {tag(self.owner)}",
-            }
-        )
+    LightRAG ids a document by its text and refuses a second identical one. When two users'
+    exchanges read the same, this makes the second one its own document.
+    """
+    return document.model_copy(
+        update={
+            "file_source": file_source_for(document.created_at, document.owner, document.chat_key),
+            "text": f"{document.text}\nParticipant: {tag(document.owner)}",
+        }
+    )
 
 
 def format_exchange(

@@ -17,8 +17,8 @@ import random
 
 from bot.config import RuntimeConfigStore
 from bot.conversation import utc_now
-from bot.ports.rag import RagPort, RagRejected, RagUnavailable
-from bot.rag.documents import RagDocument
+from bot.ports.rag import RagDocument, RagRejected, RagUnavailable, RagUploads
+from bot.rag.documents import distinct
 from bot.rag.ledger import IndexLedger, LedgerEntry
 from bot.rag.queue import IndexQueue, QueuedDocument
 
@@ -37,7 +37,7 @@ class RagIndexer:
     """`IndexQueuePort` for the pipeline, and the worker that empties the queue."""
 
     def __init__(
-        self, queue: IndexQueue, rag: RagPort, ledger: IndexLedger, config: RuntimeConfigStore
+        self, queue: IndexQueue, rag: RagUploads, ledger: IndexLedger, config: RuntimeConfigStore
     ) -> None:
         self.queue = queue
         self._rag = rag
@@ -52,7 +52,6 @@ class RagIndexer:
         self._stopping = False
         self._settling: set[asyncio.Task[None]] = set()
         self._settle_slots = asyncio.Semaphore(SETTLE_AT_ONCE)
-        self.indexed = 0
 
     async def enqueue(self, document: RagDocument) -> None:
         await self.queue.put(document)
@@ -125,7 +124,6 @@ class RagIndexer:
         receipt = await self._rag.index(document)
         await self._record(document, receipt.track_id, doc_id=None)
         self.queue.remove(item)
-        self.indexed += 1
         log.info("[RagIndexing] Indexed %d chars", len(document.text))
         if receipt.track_id and not receipt.already_present:
             task = asyncio.create_task(self._settle(document, receipt.track_id))
@@ -150,7 +148,7 @@ class RagIndexer:
                 return  # still found for deletion later by its owner tag
         await self._record(document, track_id, status.doc_id)
         if status.duplicate_of and not self._owns(document.owner, status.duplicate_of):
-            await self.enqueue(document.distinct())
+            await self.enqueue(distinct(document))
 
     async def _wait_while_disabled(self) -> bool:
         """Hold a settle while `rag.enabled` is false: an operator who turns RAG off expects

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from bot.ports.rag import RagPort, RagUnavailable
+from bot.ports.rag import RagDocumentStore, RagUnavailable
 from bot.rag.ledger import IndexLedger
 from bot.rag.queue import IndexQueue
 
@@ -20,7 +20,7 @@ class LongTermDocuments:
 
     label = "long-term documents (LightRAG)"
 
-    def __init__(self, queue: IndexQueue, ledger: IndexLedger, rag: RagPort) -> None:
+    def __init__(self, queue: IndexQueue, ledger: IndexLedger, rag: RagDocumentStore) -> None:
         self._queue = queue
         self._ledger = ledger
         self._rag = rag

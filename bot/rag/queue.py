@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from bot.rag.documents import RagDocument
+from bot.ports.rag import RagDocument
 from bot.storage.atomic import make_private_dir, write_atomic
 from bot.storage.disk import START, DiskHealth
 

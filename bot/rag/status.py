@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from bot.config import RuntimeConfigStore
 from bot.conversation.scope import MemoryScope
-from bot.ports.rag import RagPort
-from bot.ports.user_memory import UserMemoryStore
+from bot.ports.memory import UserMemoryStore
+from bot.ports.rag import RagHealthCheck
 from bot.rag.queue import IndexQueue
 from bot.rag.style import answer_style_refusal, effective_style, refusal_notice
 
@@ -19,7 +19,7 @@ class RagStatus:
     def __init__(
         self,
         config: RuntimeConfigStore,
-        rag: RagPort,
+        rag: RagHealthCheck,
         queue: IndexQueue,
         documents: UserMemoryStore,
         owners: Callable[[], int] = lambda: 1,

@@ -2,15 +2,11 @@
 
 import json
 
-import pytest
-
 from bot.storage.sessions import JsonSessionStore
 from tests.conftest import edit_runtime_config
 from tests.e2e.conftest import ALICE, BOB, say
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import Reply
-
-pytestmark = pytest.mark.e2e
 
 
 async def test_turns_new_and_config_edit(app, settings, fake_llm):

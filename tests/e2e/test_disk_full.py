@@ -2,16 +2,12 @@
 
 import json
 
-import pytest
-
 from bot.app import BotApp
 from bot.storage.data_dir_lock import DataDirLock
 from bot.storage.disk import START, DiskHealth
 from tests.e2e.conftest import ALICE, say
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.full_disk import FullDisk
-
-pytestmark = pytest.mark.e2e
 
 
 async def test_a_full_disk_from_the_start_still_answers_and_the_session_reaches_the_disk_later(

@@ -12,8 +12,6 @@ from tests.e2e.conftest import ALICE, BOB, say
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import Reply
 
-pytestmark = pytest.mark.e2e
-
 
 def last_system_prompt(fake_llm):
     return fake_llm.system_prompts()[-1]

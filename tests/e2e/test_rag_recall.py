@@ -12,24 +12,9 @@ from bot.conversation import ChatAddress, IncomingMessage
 from bot.rag.documents import owner_tag_of, tag
 from tests.conftest import edit_runtime_config
 from tests.fakes.channel import RecordingChannel
-from tests.fakes.lightrag_llm import lightrag_responder
 from tests.fakes.lightrag_server import LightRagServer
-from tests.fakes.openai_server import FakeOpenAiServer
 
-pytestmark = pytest.mark.e2e
 RAG_KEY = "e2e-rag-key-7731"
-
-
-@pytest.fixture(scope="module")
-def rag_llm():
-    with FakeOpenAiServer(responder=lightrag_responder) as server:
-        yield server
-
-
-@pytest.fixture
-def bot_llm():
-    with FakeOpenAiServer() as server:
-        yield server
 
 
 @pytest.fixture
@@ -40,8 +25,8 @@ def lightrag(rag_llm, tmp_path):
 
 
 @pytest.fixture
-async def app(settings, bot_llm, lightrag):
-    settings.openai_base_url = bot_llm.base_url
+async def rag_app(settings, fake_llm, lightrag):
+    settings.openai_base_url = fake_llm.base_url
     settings.rag_api_key = RAG_KEY
     edit_runtime_config(
         settings.runtime_config_path,
@@ -63,9 +48,9 @@ def say(user: str, text: str, operator: bool = False) -> IncomingMessage:
     return IncomingMessage(ChatAddress("test", f"chat-{user}"), user, text, operator=operator)
 
 
-async def wait_indexed(app: BotApp, server: LightRagServer, count: int) -> None:
+async def wait_indexed(rag_app: BotApp, server: LightRagServer, count: int) -> None:
     for _ in range(600):
-        if app.indexer.queue.depth == 0:
+        if rag_app.indexer.queue.depth == 0:
             break
         await asyncio.sleep(0.05)
     await asyncio.to_thread(server.wait_until_processed, count)
@@ -80,40 +65,44 @@ def relevant_memory(prompt: str) -> str:
 
 @pytest.mark.parametrize("style", ["context", "answer"])
 async def test_a_fact_told_before_new_is_in_the_prompt_after_it(
-    app, settings, bot_llm, lightrag, style
+    rag_app, settings, fake_llm, lightrag, style
 ):
     edit_runtime_config(settings.runtime_config_path, rag={"retrievalStyle": style})
     channel = RecordingChannel()
-    await app.handle(say("501", "My Grafana dashboard lives on port 3917 behind Caddy."), channel)
-    await wait_indexed(app, lightrag, 1)
-    await app.handle(say("501", "/new"), channel)
-    await app.handle(say("501", "Which port does my Grafana dashboard use?"), channel)
+    await rag_app.handle(
+        say("501", "My Grafana dashboard lives on port 3917 behind Caddy."), channel
+    )
+    await wait_indexed(rag_app, lightrag, 1)
+    await rag_app.handle(say("501", "/new"), channel)
+    await rag_app.handle(say("501", "Which port does my Grafana dashboard use?"), channel)
 
-    prompt = bot_llm.system_prompts()[-1]
+    prompt = fake_llm.system_prompts()[-1]
     assert "3917" in relevant_memory(prompt)
     assert prompt.index("\n# Relevant Memory\n") < prompt.index("\n# Available Tools\n")
-    sent = bot_llm.requests[-1]["messages"]
+    sent = fake_llm.requests[-1]["messages"]
     assert [m["role"] for m in sent] == ["system", "user"], "the session really was new"
     assert channel.texts()[-1] == "echo: Which port does my Grafana dashboard use?"
 
 
-async def test_another_users_fact_never_reaches_the_prompt(app, bot_llm, lightrag):
+async def test_another_users_fact_never_reaches_the_prompt(rag_app, fake_llm, lightrag):
     channel = RecordingChannel()
-    await app.handle(say("601", "My locker combination at the Lisbon gym is 2468."), channel)
-    await wait_indexed(app, lightrag, 1)
-    await app.handle(say("602", "What is the locker combination at the Lisbon gym?"), channel)
-    assert "2468" not in bot_llm.system_prompts()[-1]
-    assert "\n# Relevant Memory\n" not in bot_llm.system_prompts()[-1]
-    await app.handle(say("601", "What is the locker combination at the Lisbon gym?"), channel)
-    assert "2468" in relevant_memory(bot_llm.system_prompts()[-1])
+    await rag_app.handle(say("601", "My locker combination at the Lisbon gym is 2468."), channel)
+    await wait_indexed(rag_app, lightrag, 1)
+    await rag_app.handle(say("602", "What is the locker combination at the Lisbon gym?"), channel)
+    assert "2468" not in fake_llm.system_prompts()[-1]
+    assert "\n# Relevant Memory\n" not in fake_llm.system_prompts()[-1]
+    await rag_app.handle(say("601", "What is the locker combination at the Lisbon gym?"), channel)
+    assert "2468" in relevant_memory(fake_llm.system_prompts()[-1])
 
 
 async def test_exchanges_during_an_outage_are_indexed_after_the_server_returns(
-    app, bot_llm, lightrag
+    rag_app, fake_llm, lightrag
 ):
     channel = RecordingChannel()
-    await app.handle(say("701", "Before the outage: our staging cluster is named Tern."), channel)
-    await wait_indexed(app, lightrag, 1)
+    await rag_app.handle(
+        say("701", "Before the outage: our staging cluster is named Tern."), channel
+    )
+    await wait_indexed(rag_app, lightrag, 1)
 
     lightrag.kill()
     outage = [
@@ -123,54 +112,58 @@ async def test_exchanges_during_an_outage_are_indexed_after_the_server_returns(
     ]
     for text in outage:
         started = time.monotonic()
-        await app.handle(say("701", text), channel)
+        await rag_app.handle(say("701", text), channel)
         assert time.monotonic() - started < 3, "a turn must not wait on a dead LightRAG"
     assert channel.texts()[-3:] == [f"echo: {text}" for text in outage]
-    assert app.indexer.queue.depth == 3
+    assert rag_app.indexer.queue.depth == 3
 
     await asyncio.to_thread(lightrag.start)
-    await wait_indexed(app, lightrag, 4)
+    await wait_indexed(rag_app, lightrag, 4)
     tags = [owner_tag_of(s) for s in lightrag.file_sources()]
     assert tags.count("701") == 4
 
-    await app.handle(say("701", "When does the backup job run every night?"), channel)
-    assert "02:15" in relevant_memory(bot_llm.system_prompts()[-1])
+    await rag_app.handle(say("701", "When does the backup job run every night?"), channel)
+    assert "02:15" in relevant_memory(fake_llm.system_prompts()[-1])
 
 
-async def test_status_shows_health_queue_and_documents(app, lightrag):
+async def test_status_shows_health_queue_and_documents(rag_app, lightrag):
     channel = RecordingChannel()
-    await app.handle(
+    await rag_app.handle(
         say("801", "Please remember that the staging database is on port 5544."), channel
     )
-    await wait_indexed(app, lightrag, 1)
-    await app.handle(say("801", "/status", operator=True), channel)
+    await wait_indexed(rag_app, lightrag, 1)
+    await rag_app.handle(say("801", "/status", operator=True), channel)
     status = channel.texts()[-1]
     assert f"LightRAG: healthy at {lightrag.url} (context style, hybrid mode)" in status
     assert "Your long-term documents: 1" in status
     assert "Index queue: 0 waiting" in status
     assert RAG_KEY not in status
-    await app.handle(say("801", "/status"), channel)
+    await rag_app.handle(say("801", "/status"), channel)
     assert "LightRAG: healthy (context style, hybrid mode)" in channel.texts()[-1]
     assert lightrag.url not in channel.texts()[-1], "the server's address is for operators"
 
     lightrag.kill()
-    await app.handle(say("801", "Which port is the staging database on again?"), channel)
-    await app.handle(say("801", "/status", operator=True), channel)
+    await rag_app.handle(say("801", "Which port is the staging database on again?"), channel)
+    await rag_app.handle(say("801", "/status", operator=True), channel)
     assert "circuit open" in channel.texts()[-1] or "unreachable" in channel.texts()[-1]
-    await app.handle(say("801", "/status"), channel)
+    await rag_app.handle(say("801", "/status"), channel)
     assert "LightRAG: not available (context style" in channel.texts()[-1]
 
 
-async def test_forget_all_deletes_long_term_documents_after_confirmation(app, bot_llm, lightrag):
+async def test_forget_all_deletes_long_term_documents_after_confirmation(
+    rag_app, fake_llm, lightrag
+):
     channel = RecordingChannel()
-    await app.handle(say("901", "My bicycle lock code at the Utrecht station is 8080."), channel)
-    await app.handle(say("902", "My Utrecht station locker is number 12 on the left."), channel)
-    await wait_indexed(app, lightrag, 2)
+    await rag_app.handle(
+        say("901", "My bicycle lock code at the Utrecht station is 8080."), channel
+    )
+    await rag_app.handle(say("902", "My Utrecht station locker is number 12 on the left."), channel)
+    await wait_indexed(rag_app, lightrag, 2)
 
-    await app.handle(say("901", "/forget all"), channel)
+    await rag_app.handle(say("901", "/forget all"), channel)
     assert "1 long-term documents (LightRAG)" in channel.texts()[-1]
     assert [owner_tag_of(s) for s in lightrag.file_sources()].count("901") == 1, "not yet"
-    await app.handle(say("901", "/forget confirm"), channel)
+    await rag_app.handle(say("901", "/forget confirm"), channel)
     assert "deleted" in channel.texts()[-1] and "1 long-term documents" in channel.texts()[-1]
 
     for _ in range(100):
@@ -179,12 +172,12 @@ async def test_forget_all_deletes_long_term_documents_after_confirmation(app, bo
             break
         await asyncio.sleep(0.2)
     assert "901" not in tags and "902" in tags
-    await app.handle(say("901", "What is my bicycle lock code at Utrecht station?"), channel)
-    assert "8080" not in bot_llm.system_prompts()[-1]
+    await rag_app.handle(say("901", "What is my bicycle lock code at Utrecht station?"), channel)
+    assert "8080" not in fake_llm.system_prompts()[-1]
 
 
 async def test_a_group_recalls_its_own_conversations_never_a_members_private_ones(
-    app, bot_llm, lightrag
+    rag_app, fake_llm, lightrag
 ):
     group = ChatAddress("test", "-100555")
 
@@ -192,15 +185,17 @@ async def test_a_group_recalls_its_own_conversations_never_a_members_private_one
         return IncomingMessage(group, user, text, user_name=f"U{user}", in_group=True)
 
     channel = RecordingChannel()
-    await app.handle(say("1101", "My locker PIN at the Harbour gym is 7319, keep it."), channel)
-    await app.handle(in_group("1101", "The team offsite is booked at the Linden Lodge."), channel)
-    await wait_indexed(app, lightrag, 2)
+    await rag_app.handle(say("1101", "My locker PIN at the Harbour gym is 7319, keep it."), channel)
+    await rag_app.handle(
+        in_group("1101", "The team offsite is booked at the Linden Lodge."), channel
+    )
+    await wait_indexed(rag_app, lightrag, 2)
     owners = {owner_tag_of(s) for s in lightrag.file_sources()}
     assert owners == {"1101", tag("group:test:-100555")}, "the group's exchange is the group's"
 
-    await app.handle(in_group("1101", "What is my locker PIN at the Harbour gym?"), channel)
-    assert "7319" not in bot_llm.system_prompts()[-1], "the whole group reads this reply"
-    await app.handle(in_group("1102", "Where is the team offsite booked?"), channel)
-    assert "Linden Lodge" in relevant_memory(bot_llm.system_prompts()[-1])
-    await app.handle(say("1101", "Where is the team offsite booked?"), channel)
-    assert "Linden" not in bot_llm.system_prompts()[-1], "the group's stays in the group"
+    await rag_app.handle(in_group("1101", "What is my locker PIN at the Harbour gym?"), channel)
+    assert "7319" not in fake_llm.system_prompts()[-1], "the whole group reads this reply"
+    await rag_app.handle(in_group("1102", "Where is the team offsite booked?"), channel)
+    assert "Linden Lodge" in relevant_memory(fake_llm.system_prompts()[-1])
+    await rag_app.handle(say("1101", "Where is the team offsite booked?"), channel)
+    assert "Linden" not in fake_llm.system_prompts()[-1], "the group's stays in the group"

@@ -16,10 +16,8 @@ from bot.app import BotApp
 from bot.storage.sessions import JsonSessionStore
 from tests.conftest import edit_runtime_config
 from tests.fakes.background_server import free_port
-from tests.fakes.openai_server import FakeOpenAiServer, Reply, echo_responder
+from tests.fakes.openai_server import EchoResponder, Reply
 from tests.fakes.telegram_server import Chat, FakeTelegramServer, User, utf16_len
-
-pytestmark = pytest.mark.e2e
 
 ALICE = User(1001, "Alice", "alice")
 BOB = User(1002, "Bob", "bob")
@@ -36,12 +34,6 @@ FAST = {
 @pytest.fixture
 def telegram():
     with FakeTelegramServer() as server:
-        yield server
-
-
-@pytest.fixture
-def fake_llm():
-    with FakeOpenAiServer() as server:
         yield server
 
 
@@ -71,6 +63,28 @@ async def start_bot(settings, telegram, fake_llm):
     for app, bot in reversed(running):
         await bot.stop()
         await app.aclose()
+
+
+async def all_said_after(telegram, user, text="Thanks!") -> list:
+    """The bot's messages to `user`'s private chat before its answer to one more message.
+
+    A chat's messages are answered one at a time, in order: once the answer to `text` is
+    there, everything the bot was going to send for the earlier ones has been sent."""
+    telegram.send_text(user, text)
+    await telegram.wait_for(lambda: f"echo: {text}" in telegram.texts(user.id))
+    messages = telegram.messages(user.id)
+    assert messages[-1].text == f"echo: {text}"
+    return messages[:-1]
+
+
+def handled_updates(settings) -> int:
+    """How many updates the bot has finished handling, as its inbox journal records them:
+    once an update is handled, whatever the bot was going to send for it has been sent."""
+    try:
+        lines = (settings.data_dir / "telegram" / "inbox.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return 0
+    return sum(1 for line in lines if line.startswith('{"done"'))
 
 
 async def replies(telegram, chat_id, count=1, within=15.0, thread_id=None):
@@ -176,10 +190,8 @@ async def test_streaming_off_sends_parts_when_complete(start_bot, telegram, fake
     paragraphs = [f"Part {i}. " + "🙂 emoji and words " * 60 for i in range(8)]
     fake_llm.script(Reply(text="\n\n".join(paragraphs), chunk_delay=0.001))
     telegram.send_text(ALICE, "a long answer please")
-    messages = await replies(telegram, ALICE.id, 3)
-    await asyncio.sleep(0.3)
+    messages = await all_said_after(telegram, ALICE)
     assert telegram.calls("editMessageText") == []
-    messages = telegram.messages(ALICE.id)
     assert all(utf16_len(m.text) <= 4096 for m in messages)
     assert visible("".join(m.text for m in messages)) == visible("".join(paragraphs))
     assert "stream" not in fake_llm.requests[0] or not fake_llm.requests[0]["stream"]
@@ -191,9 +203,7 @@ async def test_reply_over_4096_characters_arrives_whole_in_parts(start_bot, tele
     answer = f"Here you go:\n\n```python\n{code}\n```\n\nThat's all."
     fake_llm.script(Reply(text=answer, chunk_delay=0.0005))
     telegram.send_text(ALICE, "write code")
-    await telegram.wait_for(lambda: any("That's all." in m.text for m in telegram.messages()))
-    await asyncio.sleep(0.2)
-    messages = telegram.messages(ALICE.id)
+    messages = await all_said_after(telegram, ALICE)
     assert len(messages) >= 3
     assert all(utf16_len(m.text) <= 4096 for m in messages)
     shown_code = "\n".join(block for m in messages for block in m.entity_texts("pre"))
@@ -311,16 +321,14 @@ async def test_rate_limit_replies_politely_with_when_to_retry(
     await start_bot()
     for number in range(4):
         telegram.send_text(ALICE, f"message {number}")
-    messages = await replies(telegram, ALICE.id, 3)
-    await asyncio.sleep(0.5)
-    texts = [m.text for m in telegram.messages(ALICE.id)]
+    await telegram.wait_for(lambda: handled_updates(settings) == 4)
+    texts = telegram.texts(ALICE.id)
     assert texts[:2] == ["echo: message 0", "echo: message 1"]
     assert len(texts) == 3, "one notice, not one per skipped message"
     assert "2 a minute" in texts[2] and "again in" in texts[2]
     seconds = int(texts[2].split("again in ")[1].split()[0])
     assert 50 <= seconds <= 60
     assert len(fake_llm.requests) == 2
-    del messages
 
 
 async def test_allowlist_edits_apply_to_the_next_message(start_bot, telegram, fake_llm, settings):
@@ -373,9 +381,8 @@ async def test_attachments_get_a_short_answer_and_captions_are_read(start_bot, t
     assert question.startswith("summarise this please") and "document" in question
     first = telegram.send_text(ALICE, "typo heer")
     telegram.edit_text(ALICE, first, "typo here")
-    await replies(telegram, ALICE.id, 4)
-    await asyncio.sleep(0.3)
-    assert len(telegram.messages(ALICE.id)) == 4, "an edit is ignored quietly"
+    said = await all_said_after(telegram, ALICE)
+    assert [m.text for m in said[3:]] == ["echo: typo heer"], "an edit is ignored quietly"
     assert telegram.calls("getUpdates")[0].params["allowed_updates"] == ["message"]
 
 
@@ -495,10 +502,17 @@ async def test_webhook_mode_checks_the_secret_on_every_request(start_bot, telegr
             assert response.status == 403
 
 
-async def test_echo_responder_is_the_default(fake_llm):
-    # Guards the helper the tests above rely on: the fake LLM echoes the last user message.
-    assert echo_responder({"messages": [{"role": "user", "content": "x"}]}).text == "echo: x"
-    assert isinstance(fake_llm, FakeOpenAiServer)
+async def test_each_reply_is_the_llms_answer_to_that_very_message(start_bot, telegram, fake_llm):
+    """What the tests here rely on, checked through the bot: each user's words reach the LLM
+    as its last user message, and the LLM's answer (the fake echoes) is the reply, unchanged."""
+    await start_bot()
+    telegram.send_text(ALICE, "ping from Alice")
+    telegram.send_text(BOB, "ping from Bob")
+    (to_alice,) = await replies(telegram, ALICE.id)
+    (to_bob,) = await replies(telegram, BOB.id)
+    assert (to_alice.text, to_bob.text) == ("echo: ping from Alice", "echo: ping from Bob")
+    asked = sorted(request["messages"][-1]["content"] for request in fake_llm.requests)
+    assert asked == ["ping from Alice", "ping from Bob"]
 
 
 async def test_bad_token_fails_start_with_one_clear_line(settings, telegram, fake_llm):
@@ -552,7 +566,7 @@ async def test_a_message_cut_short_twice_gets_an_apology_instead_of_a_third_try(
         await telegram.wait_for(lambda n=run: len(fake_llm.requests) == n)  # its turn started
         await bot.stop()  # cut short: not marked done, so the next start replays it
 
-    fake_llm.responder = echo_responder
+    fake_llm.responder = EchoResponder()
     await start_bot()
     await replies(telegram, ALICE.id, 3)
     assert telegram.texts(ALICE.id)[2] == GAVE_UP_TEXT

@@ -6,15 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from bot.config.model import TelegramConfig
 from bot.storage.sessions import JsonSessionStore
 from tests.conftest import bot_argv, clean_env, edit_runtime_config
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
 from tests.fakes.telegram_server import FakeTelegramServer, User
 
-pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 ALICE = User(1001, "Alice", "alice")
 BOB = User(1002, "Bob", "bob")

@@ -5,12 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import bot_argv, clean_env
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
 
-pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -12,6 +12,11 @@ Step = LlmResponse | Exception | float
 """A response, an exception to raise, or seconds to sleep before the next step."""
 
 
+def echo(text: str) -> str:
+    """What every echoing fake LLM answers to `text`, the last user message it was sent."""
+    return f"echo: {text}"
+
+
 def text(answer: str) -> LlmResponse:
     return LlmResponse(text=answer)
 
@@ -46,7 +51,7 @@ class ScriptedLlm:
             response = step
         else:
             last_user = [m for m in request.messages if m.role == "user"][-1]
-            response = text(f"echo: {last_user.content}")
+            response = text(echo(last_user.content))
         if on_text is not None and response.text:
             await on_text(response.text)
         return response

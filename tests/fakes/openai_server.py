@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.background_server import BackgroundServer
+from tests.fakes.llm import echo
 
 
 @dataclass
@@ -43,10 +44,19 @@ Embedder = Callable[[list[str], int | None], list[list[float]]]
 vector per text out: what `/v1/embeddings` serves."""
 
 
-def echo_responder(body: dict[str, Any]) -> Reply:
-    """Default: repeat the last user message, so a test can see which message was answered."""
-    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-    return Reply(text=f"echo: {users[-1]['content'] if users else ''}")
+class EchoResponder:
+    """The default LLM: answers `echo: <last user message>` (so a test can see which message
+    was answered), after `latency()` seconds, streamed `chunk_delay` seconds apart."""
+
+    def __init__(self) -> None:
+        self.latency: Callable[[], float] = lambda: 0.0
+        self.chunk_delay = 0.0
+        """Seconds between streamed pieces of an answer."""
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+        question = users[-1]["content"] if users else ""
+        return Reply(text=echo(question), delay=self.latency(), chunk_delay=self.chunk_delay)
 
 
 class FakeOpenAiServer(BackgroundServer):
@@ -60,14 +70,14 @@ class FakeOpenAiServer(BackgroundServer):
 
     def __init__(
         self,
-        responder: Responder = echo_responder,
+        responder: Responder | None = None,
         port: int = 0,
         embedder: Embedder | None = None,
     ) -> None:
         """`embedder` serves `/v1/embeddings`; the default is the bag-of-words `embed_text`
         (texts sharing words are close), `semantic_embedder()` the bundled WordLlama model."""
         super().__init__(port)
-        self.responder = responder
+        self.responder = responder or EchoResponder()
         self.embedder = embedder or bag_of_words_embedder
         self.requests: list[dict[str, Any]] = []
         self.embedding_requests: list[dict[str, Any]] = []

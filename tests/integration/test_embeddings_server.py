@@ -13,7 +13,7 @@ from tests.conftest import edit_runtime_config
 from tests.fakes.background_server import BackgroundServer
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.embeddings import FakeEmbedder
-from tests.fakes.openai_server import FakeOpenAiServer, echo_responder
+from tests.fakes.openai_server import FakeOpenAiServer
 
 
 class EmbeddingsServer(BackgroundServer):
@@ -87,7 +87,7 @@ async def test_an_unreachable_server_is_an_embedding_error():
 
 
 async def test_the_app_recalls_a_paraphrase_through_a_remote_embeddings_server(settings):
-    with EmbeddingsServer() as embeddings, FakeOpenAiServer(echo_responder) as llm:
+    with EmbeddingsServer() as embeddings, FakeOpenAiServer() as llm:
         settings.openai_base_url = llm.base_url
         edit_runtime_config(
             settings.runtime_config_path,

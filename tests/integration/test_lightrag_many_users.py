@@ -14,12 +14,11 @@ from datetime import UTC, datetime
 import pytest
 
 from bench.rag_many_users import ManyUsersBench, ask, mentions, people
-from bot.rag.documents import RagDocument
+from bot.rag.documents import exchange_document
 from bot.words import content_words
 from tests.fakes.lightrag_llm import lightrag_responder
 from tests.fakes.openai_server import FakeOpenAiServer, semantic_embedder
 
-pytestmark = pytest.mark.e2e
 USERS = 40
 CROWD = people(USERS, told=1)  # one fact each keeps indexing to ~15 s
 
@@ -52,10 +51,10 @@ async def test_a_question_in_other_words_finds_the_users_fact_among_many_users(c
     }, "no word in common: only the meaning can match"
     adapter = crowded.adapter()
     at = datetime(2026, 5, 1, tzinfo=UTC)
-    await adapter.index(RagDocument.for_exchange(owner, "t", said, "Lovely, congratulations!", at))
+    await adapter.index(exchange_document(owner, "t", said, "Lovely, congratulations!", at))
     await asyncio.to_thread(crowded.server.wait_until_processed, USERS + 1)
 
-    context = await adapter.query(question, "hybrid", owner)
+    context = await adapter.query(question, owner, crowded.config.current())
     assert "Pimento" in context, context
     assert not [pet for pet in (p.pet for p in CROWD) if mentions(context, pet)]
     await adapter.aclose()
@@ -64,7 +63,7 @@ async def test_a_question_in_other_words_finds_the_users_fact_among_many_users(c
 async def test_with_forty_users_each_users_recall_holds_and_nothing_of_others_appears(crowded):
     adapter = crowded.adapter()
     assert crowded.ledger.owner_count() == USERS
-    score = await ask(adapter, "hybrid", CROWD, CROWD)
+    score = await ask(adapter, crowded.config.current(), CROWD, CROWD)
     assert score.leaks == 0, score.leaked
     assert score.recall == 1.0, score.misses
     await adapter.aclose()
@@ -73,7 +72,7 @@ async def test_with_forty_users_each_users_recall_holds_and_nothing_of_others_ap
 async def test_with_lightrags_default_top_k_the_crowd_pushes_a_users_facts_out(crowded):
     """Why the adapter scales its candidates: without it, forty users are already too many."""
     adapter = crowded.adapter(owners=lambda: 1)
-    score = await ask(adapter, "hybrid", CROWD, CROWD)
+    score = await ask(adapter, crowded.config.current(), CROWD, CROWD)
     assert score.leaks == 0, score.leaked
     assert score.recall < 0.95, "the scenario no longer crowds the server's top-k"
     await adapter.aclose()

@@ -16,25 +16,16 @@ import pytest
 from pydantic import SecretStr
 
 from bot.adapters.lightrag import LightRagAdapter
-from bot.config import RuntimeConfigStore
+from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.ports.rag import RagUnavailable
-from bot.rag.documents import RagDocument, owner_tag_of
+from bot.rag.documents import exchange_document, owner_tag_of
 from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
 from bot.rag.queue import IndexQueue
-from tests.fakes.lightrag_llm import lightrag_responder
 from tests.fakes.lightrag_server import LightRagServer
-from tests.fakes.openai_server import FakeOpenAiServer
 
-pytestmark = pytest.mark.e2e
 AT = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 MODES = ["local", "global", "hybrid", "naive", "mix"]
-
-
-@pytest.fixture(scope="module")
-def rag_llm():
-    with FakeOpenAiServer(responder=lightrag_responder) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +41,13 @@ def config_for(tmp_path, url, **rag):
     return path
 
 
+def turn(server, mode, **rag) -> RuntimeConfig:
+    """The config snapshot of a turn asking `server` in `mode`."""
+    return RuntimeConfig.model_validate(
+        {"rag": {"enabled": True, "url": server.url, "queryMode": mode, **rag}}
+    )
+
+
 def adapter_for(tmp_path, server, key="test-rag-key", **rag):
     store = RuntimeConfigStore(config_for(tmp_path, server.url, **rag))
     return LightRagAdapter(store, SecretStr(key))
@@ -60,7 +58,7 @@ def new_user() -> str:
 
 
 async def index(adapter, owner, user_text, answer):
-    document = RagDocument.for_exchange(owner, f"test:{owner}", user_text, answer, AT)
+    document = exchange_document(owner, f"test:{owner}", user_text, answer, AT)
     receipt = await adapter.index(document)
     for _ in range(100):
         status = await adapter.upload_status(receipt.track_id)
@@ -82,16 +80,17 @@ async def test_indexed_conversation_is_retrieved_in_every_mode_and_style(tmp_pat
     )
     server.wait_until_processed()
     for mode in MODES:
-        context = await adapter.query("Which port does our Grafana dashboard use?", mode, owner)
+        context = await adapter.query(
+            "Which port does our Grafana dashboard use?", owner, turn(server, mode)
+        )
         assert "3917" in context, (mode, context)
         assert context.startswith(("Past conversations:", "Related facts:", "Known entities:"))
 
-    answering = adapter_for(tmp_path, server, retrievalStyle="answer")
     for mode in MODES:
-        answer = await answering.query("Which port does our Grafana dashboard use?", mode, owner)
+        answering = turn(server, mode, retrievalStyle="answer")
+        answer = await adapter.query("Which port does our Grafana dashboard use?", owner, answering)
         assert "3917" in answer, (mode, answer)
     await adapter.aclose()
-    await answering.aclose()
 
 
 async def test_two_users_memories_never_cross(tmp_path, server):
@@ -102,10 +101,14 @@ async def test_two_users_memories_never_cross(tmp_path, server):
     server.wait_until_processed(at_least=2)
     for mode in MODES:
         for owner, mine, theirs in ((alice, "4471", "9902"), (bob, "9902", "4471")):
-            context = await adapter.query("What is the Zurich office vault code?", mode, owner)
+            context = await adapter.query(
+                "What is the Zurich office vault code?", owner, turn(server, mode)
+            )
             assert mine in context, (mode, owner, context)
             assert theirs not in context, (mode, owner, context)
-    stranger = await adapter.query("What is the Zurich office vault code?", "mix", new_user())
+    stranger = await adapter.query(
+        "What is the Zurich office vault code?", new_user(), turn(server, "mix")
+    )
     assert stranger == ""
     await adapter.aclose()
 
@@ -113,11 +116,14 @@ async def test_two_users_memories_never_cross(tmp_path, server):
 async def test_wrong_api_key_is_a_clear_configuration_error(tmp_path, server, caplog):
     adapter = adapter_for(tmp_path, server, key="not-the-key")
     with caplog.at_level(logging.ERROR, logger="bot.rag"):
-        assert await adapter.query("Which port does Grafana use?", "hybrid", new_user()) == ""
+        assert (
+            await adapter.query("Which port does Grafana use?", new_user(), turn(server, "hybrid"))
+            == ""
+        )
     assert "Configuration error" in caplog.text and "RAG_API_KEY" in caplog.text
     assert "not-the-key" not in caplog.text
     with pytest.raises(RagUnavailable):
-        await adapter.index(RagDocument.for_exchange("1", "t:1", "question text", "answer", AT))
+        await adapter.index(exchange_document("1", "t:1", "question text", "answer", AT))
     health = await adapter.health()
     assert not health.healthy
     await adapter.aclose()
@@ -137,9 +143,9 @@ async def test_forgetting_a_user_deletes_their_documents_from_the_server(tmp_pat
         "I moved the backups to the Oslo bucket nightly.",
         "Backups rotate every 14 days.",
     ):
-        await worker.enqueue(RagDocument.for_exchange(owner, f"t:{owner}", text, "Noted.", AT))
+        await worker.enqueue(exchange_document(owner, f"t:{owner}", text, "Noted.", AT))
     await worker.enqueue(
-        RagDocument.for_exchange(other, f"t:{other}", "Oslo is where my bucket is.", "Ok.", AT)
+        exchange_document(other, f"t:{other}", "Oslo is where my bucket is.", "Ok.", AT)
     )
     await worker.stop(30)
     server.wait_until_processed(at_least=3)
@@ -149,8 +155,8 @@ async def test_forgetting_a_user_deletes_their_documents_from_the_server(tmp_pat
     assert await store.forget_user(owner) == 2
     tags = [owner_tag_of(s) for s in _wait_gone(server, owner)]
     assert owner not in tags and other in tags
-    assert await adapter.query("Where are the backups?", "naive", owner) == ""
-    assert "Oslo" in await adapter.query("Where is the bucket?", "naive", other)
+    assert await adapter.query("Where are the backups?", owner, turn(server, "naive")) == ""
+    assert "Oslo" in await adapter.query("Where is the bucket?", other, turn(server, "naive"))
     await adapter.aclose()
 
 
@@ -176,10 +182,12 @@ async def test_two_users_saying_the_very_same_thing_both_remember_it(tmp_path, s
     worker.start()
     for owner in (alice, bob):  # LightRAG ids documents by their text: the same text twice
         await worker.enqueue(
-            RagDocument.for_exchange(owner, "t", "Our VPN exit node is Frankfurt-7.", "Ok.", AT)
+            exchange_document(owner, "t", "Our VPN exit node is Frankfurt-7.", "Ok.", AT)
         )
     await worker.stop(30)
     server.wait_until_processed(at_least=1)
     for owner in (alice, bob):
-        assert "Frankfurt-7" in await adapter.query("Which VPN exit node?", "naive", owner)
+        assert "Frankfurt-7" in await adapter.query(
+            "Which VPN exit node?", owner, turn(server, "naive")
+        )
     await adapter.aclose()

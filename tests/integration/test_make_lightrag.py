@@ -22,7 +22,6 @@ from tests.fakes.lightrag_llm import lightrag_responder
 from tests.fakes.lightrag_server import REPO, LightRagServer
 from tests.fakes.openai_server import FakeOpenAiServer
 
-pytestmark = pytest.mark.e2e
 SHIPPED = REPO / "lightrag"
 PYTHON = SHIPPED / ".venv" / "bin" / "python"
 

@@ -241,7 +241,7 @@ async def test_a_huge_streamed_answer_is_cut_at_the_limit(llm, server, caplog):
 
     server.script(Reply(text="x" * 300_000))
     response = await llm.complete(request(max_output_chars=20_000), listener)
-    assert response.truncated and response.finish_reason == "length"
+    assert response.truncated
     assert response.text == "x" * 20_000
     assert max(seen) <= 20_000, "nothing past the limit reached the channel"
     assert "[LLM] answer cut at 20000 characters (llm.maxOutputChars)" in caplog.text

@@ -9,9 +9,9 @@ import pytest
 
 from tests.fakes.lightrag_server import REPO, LightRagServer
 from tests.fakes.misbehaving_servers import RecordingProxy
-from tests.fakes.openai_server import FakeOpenAiServer
+from tests.fakes.openai_server import EchoResponder, FakeOpenAiServer
 from tests.fakes.telegram_server import FakeTelegramServer
-from tests.system.harness import RAG_KEY, TELEGRAM_TOKEN, EchoLlm, SystemStack
+from tests.system.harness import RAG_KEY, TELEGRAM_TOKEN, SystemStack
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +64,7 @@ def make_stack(tmp_path):
         **config,
     ) -> SystemStack:
         telegram = FakeTelegramServer(token=TELEGRAM_TOKEN)
-        llm = EchoLlm()
+        llm = EchoResponder()
         llm_server = FakeOpenAiServer(responder=llm)
         rag = RecordingProxy(lightrag.url)
         servers = [telegram, llm_server, rag]

@@ -26,10 +26,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from bot.rag.ledger import IndexLedger
 from tests.fakes.background_server import free_port
 from tests.fakes.lightrag_server import LightRagServer
+from tests.fakes.llm import echo
 from tests.fakes.misbehaving_servers import RecordingProxy
-from tests.fakes.openai_server import FakeOpenAiServer, Reply
+from tests.fakes.openai_server import EchoResponder, FakeOpenAiServer
 from tests.fakes.telegram_server import Chat, FakeTelegramServer, User
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,24 +41,6 @@ TELEGRAM_TOKEN = "987654321:SYS-telegram-SECRET-token-abcdef"
 LLM_KEY = "sk-system-SECRET-llm-key-0123456789"
 RAG_KEY = "rag-system-SECRET-key-4567"
 SECRETS = (TELEGRAM_TOKEN, TELEGRAM_TOKEN.split(":", 1)[1], LLM_KEY, RAG_KEY)
-
-
-class EchoLlm:
-    """The bot's LLM: answers `echo: <question>` after `latency()` seconds."""
-
-    def __init__(self) -> None:
-        self.latency: Callable[[], float] = lambda: 0.0
-        self.chunk_delay = 0.0
-        """Seconds between streamed pieces of an answer (8 characters each)."""
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-        question = users[-1]["content"] if users else ""
-        return Reply(text=f"echo: {question}", delay=self.latency(), chunk_delay=self.chunk_delay)
-
-
-def echo(text: str) -> str:
-    return f"echo: {text}"
 
 
 @dataclass
@@ -129,7 +113,7 @@ class SystemStack:
     workdir: Path
     telegram: FakeTelegramServer
     llm_server: FakeOpenAiServer
-    llm: EchoLlm
+    llm: EchoResponder
     lightrag: LightRagServer
     rag: RecordingProxy
     bot: BotProcess
@@ -142,7 +126,7 @@ class SystemStack:
         workdir: Path,
         telegram: FakeTelegramServer,
         llm_server: FakeOpenAiServer,
-        llm: EchoLlm,
+        llm: EchoResponder,
         lightrag: LightRagServer,
         rag: RecordingProxy,
         allowed: list[int],
@@ -255,6 +239,12 @@ class SystemStack:
         """Documents in the bot's index queue, not yet accepted by LightRAG."""
         queue = self.data / "rag" / "queue"
         return len(list(queue.glob("*.json"))) if queue.exists() else 0
+
+    def settled(self, user_id: int) -> bool:
+        """Whether the bot knows LightRAG's id of each document of `user_id` it indexed: no
+        status check of an upload of theirs is left to make."""
+        entries = IndexLedger(self.data / "rag" / "ledger").entries(str(user_id))
+        return bool(entries) and all(entry.doc_id for entry in entries)
 
     def wait_queue_empty(self, within: float = 60) -> None:
         self.telegram.wait_for_sync(lambda: self.queued_documents() == 0, within)

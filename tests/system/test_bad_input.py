@@ -2,13 +2,10 @@
 
 import json
 
-import pytest
-
+from tests.fakes.llm import echo
 from tests.fakes.openai_server import Reply
 from tests.fakes.telegram_server import Chat
-from tests.system.harness import echo
 
-pytestmark = pytest.mark.system
 EVA, STRANGER = 9001, 9999
 
 

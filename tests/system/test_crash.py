@@ -3,13 +3,11 @@
 import json
 import random
 
-import pytest
-
 from bot.adapters.telegram.handlers import GAVE_UP_TEXT
+from tests.fakes.llm import echo
 from tests.fakes.openai_server import Reply
-from tests.system.harness import SystemStack, echo
+from tests.system.harness import SystemStack
 
-pytestmark = pytest.mark.system
 CHATS, MESSAGES = 20, 10
 FIRST_USER = 7000
 

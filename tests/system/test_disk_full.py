@@ -6,7 +6,6 @@ import subprocess
 
 import pytest
 
-pytestmark = pytest.mark.system
 ANN = 8101
 
 

@@ -2,12 +2,9 @@
 
 import time
 
-import pytest
-
 from tests.fakes.openai_server import Reply
 from tests.system.harness import section, wait_for
 
-pytestmark = pytest.mark.system
 ANN, BEN = 8001, 8002
 
 

@@ -9,7 +9,6 @@ from bot.rag.documents import owner_tag_of
 from tests.fakes.lightrag_server import LightRagServer
 from tests.system.harness import wait_for
 
-pytestmark = pytest.mark.system
 MIRA, OLAF = 9101, 9102
 SECRET_WORDS = ("Zorblaxia", "Quindellar", "Plimbertrude", "Xanthrolix")
 

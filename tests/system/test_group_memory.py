@@ -1,12 +1,9 @@
 """Memory has a scope: what a member says in private never reaches a group's prompt, and what
 a group says stays in the group; with the real LightRAG behind both memory layers."""
 
-import pytest
-
 from tests.fakes.telegram_server import Chat
 from tests.system.harness import section
 
-pytestmark = pytest.mark.system
 EVA, FINN = 4101, 4102
 TEAM = Chat.group(-100_4100, "Platform team")
 

@@ -2,11 +2,8 @@
 
 import random
 
-import pytest
+from tests.fakes.llm import echo
 
-from tests.system.harness import echo
-
-pytestmark = pytest.mark.system
 CHATS, MESSAGES = 50, 20
 FIRST_USER = 6000
 

@@ -4,8 +4,6 @@ import pytest
 
 from tests.system.harness import section
 
-pytestmark = pytest.mark.system
-
 FACTS = [
     "My name is Ingrid Solberg and I live in Bergen.",
     "Our Redis server runs on port 6380 behind Traefik.",

@@ -2,11 +2,8 @@
 
 import time
 
-import pytest
+from tests.system.harness import section, wait_for
 
-from tests.system.harness import section
-
-pytestmark = pytest.mark.system
 ALICE, BOB, CAROL = 5001, 5002, 5003
 
 
@@ -17,17 +14,17 @@ def test_edits_apply_on_the_next_message_and_a_broken_edit_changes_nothing(
     question = "How do we rotate the TLS certificates on the staging cluster?"
     stack.converse(ALICE, question)
     assert stack.rag.requests("/query/data")[-1].body["mode"] == "hybrid"
-    stack.wait_queue_empty()  # that exchange is indexed
+    stack.wait_queue_empty()  # that exchange is uploaded...
+    wait_for(lambda: stack.settled(ALICE), 60, "its document id")  # ...no status check is left
 
-    # RAG off: no request of any kind reaches LightRAG any more.
+    # RAG off: no request of any kind reaches LightRAG any more, and nothing is queued.
     stack.edit_config(rag={"enabled": False})
-    time.sleep(0.3)  # a status check of that upload already under way may still land
-    before = len(stack.rag.requests())
-    question = "And how do we renew the domain name for the staging cluster?"
-    stack.converse(ALICE, question)
-    time.sleep(1.5)  # the index worker would have tried by now
-    assert len(stack.rag.requests()) == before
+    off_at = time.time()
+    stack.converse(ALICE, "And how do we renew the domain name for the staging cluster?")
+    # Its reply is out, so the turn is over, its recall included; no upload was waiting.
     assert section(stack.last_system_prompt(), "Relevant Memory") == ""
+    assert [r.path for r in stack.rag.requests() if r.at >= off_at] == []
+    assert stack.queued_documents() == 0
 
     # RAG on again, in another mode: the next query carries it.
     stack.edit_config(rag={"enabled": True, "queryMode": "local"})

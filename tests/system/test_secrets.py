@@ -4,12 +4,9 @@ other local user can read the data dir."""
 import os
 import stat
 
-import pytest
-
 from tests.fakes.openai_server import Reply
 from tests.system.harness import SECRETS
 
-pytestmark = pytest.mark.system
 FAY = 9101
 
 

@@ -5,26 +5,8 @@ from bot.pipeline.context_building import ContextBuildingSystem
 from bot.prompts import FALLBACK_PROMPT, PromptFiles
 from bot.tools import ToolRegistry, builtin_tools
 from tests.fakes.channel import RecordingChannel
-
-
-class FakeMemory:
-    def __init__(self, text="", fail=False):
-        self.text, self.fail, self.asked = text, fail, []
-
-    async def recall(self, user_id, query):
-        self.asked.append((user_id, query))
-        if self.fail:
-            raise RuntimeError("memory broke")
-        return self.text
-
-
-class FakeRag:
-    def __init__(self, text=""):
-        self.text, self.asked = text, []
-
-    async def query(self, text, mode, owner):
-        self.asked.append((text, mode, owner))
-        return self.text
+from tests.fakes.memory import RecordingMemory
+from tests.fakes.rag import FakeRag
 
 
 def ctx_for(config=None, text="how did we deploy?"):
@@ -43,7 +25,7 @@ def system(tmp_path, memory=None, rag=None):
 async def test_sections_follow_the_spec_order(tmp_path):
     ctx = ctx_for()
     ctx.skill = "devops"
-    memory, rag = FakeMemory("- prefers Docker"), FakeRag("Deployed with compose before.")
+    memory, rag = RecordingMemory("- prefers Docker"), FakeRag("Deployed with compose before.")
     await system(tmp_path, memory, rag).process(ctx)
     prompt = ctx.system_prompt
     order = [
@@ -57,14 +39,25 @@ async def test_sections_follow_the_spec_order(tmp_path):
     ]
     positions = [prompt.index(part) for part in order]
     assert positions == sorted(positions)
-    assert memory.asked == [("u7", "how did we deploy?")]
-    assert rag.asked == [("how did we deploy?", "hybrid", "u7")]
+    assert memory.recalled == [("u7", "how did we deploy?", ctx.config.memory)]
+    assert rag.asked == [("how did we deploy?", "u7", "hybrid")]
+
+
+async def test_memory_and_rag_are_asked_with_the_turns_config(tmp_path):
+    """One turn, one config: both recalls follow the snapshot the turn took, never a newer
+    file, so a query cannot mix this turn's mode with another turn's `rag` section."""
+    ctx = ctx_for({"rag": {"enabled": True, "queryMode": "local"}, "memory": {"minScore": 0.9}})
+    memory, rag = RecordingMemory(), FakeRag()
+    await system(tmp_path, memory, rag).process(ctx)
+    ((_, _, memory_config),) = memory.recalled
+    assert memory_config is ctx.config.memory and memory_config.min_score == 0.9
+    assert rag.asked == [("how did we deploy?", "u7", "local")]
 
 
 async def test_empty_or_disabled_sources_leave_their_sections_out(tmp_path):
     ctx = ctx_for({"rag": {"enabled": False}, "memory": {"enabled": True}})
     rag = FakeRag("should not be asked")
-    await system(tmp_path, FakeMemory(""), rag).process(ctx)
+    await system(tmp_path, RecordingMemory(""), rag).process(ctx)
     assert "# Memory" not in ctx.system_prompt
     assert "# Relevant Memory" not in ctx.system_prompt
     assert rag.asked == []
@@ -72,7 +65,7 @@ async def test_empty_or_disabled_sources_leave_their_sections_out(tmp_path):
 
 async def test_a_failing_memory_only_drops_its_own_section(tmp_path):
     ctx = ctx_for()
-    await system(tmp_path, FakeMemory(fail=True), FakeRag("old context")).process(ctx)
+    await system(tmp_path, RecordingMemory(fail=True), FakeRag("old context")).process(ctx)
     assert "# Memory" not in ctx.system_prompt
     assert "# Relevant Memory\nold context" in ctx.system_prompt
 

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from bot.conversation import ChatMessage
 from bot.conversation.scope import MemoryScope
 from bot.memory.remember_switch import RememberSwitch
-from bot.rag.documents import RagDocument
+from bot.ports.rag import RagDocument
+from bot.rag.documents import exchange_document
 from bot.rag.queue import IndexQueue
 from bot.storage.data_dir_lock import DataDirLock
 from bot.storage.disk import DiskHealth
@@ -84,7 +85,7 @@ async def test_refused_sessions_are_bounded(tmp_path, monkeypatch, caplog):
 
 
 def document(owner: str, text: str) -> RagDocument:
-    return RagDocument.for_exchange(owner, f"test:{owner}", text, "ok", datetime.now(UTC))
+    return exchange_document(owner, f"test:{owner}", text, "ok", datetime.now(UTC))
 
 
 async def test_a_refused_queue_document_waits_in_memory_and_reaches_the_disk_on_retry(

@@ -17,7 +17,7 @@ from bot.logging_setup import setup_logging
 from bot.memory.files import UserFiles
 from bot.memory.items import ItemType, new_item
 from bot.memory.remember_switch import RememberSwitch
-from bot.rag.documents import RagDocument
+from bot.rag.documents import exchange_document
 from bot.rag.ledger import IndexLedger, LedgerEntry
 from bot.rag.queue import IndexQueue
 from bot.storage.atomic import UnsafePath, append_line_safely, write_atomic
@@ -71,8 +71,8 @@ async def test_everything_the_bot_writes_in_its_data_dir_is_private(tmp_path):
         await RememberSwitch(data / "memory" / "remember-off.json").set_remembering("1", False)
 
         queue = IndexQueue(data / "rag" / "queue")
-        await queue.put(RagDocument.for_exchange("1", "telegram:1", "q", "a", NOW))
-        await queue.put(RagDocument.for_exchange("1", "telegram:1", "q2", "a2", NOW))
+        await queue.put(exchange_document("1", "telegram:1", "q", "a", NOW))
+        await queue.put(exchange_document("1", "telegram:1", "q2", "a2", NOW))
         queue.set_aside(queue.oldest(), "HTTP 400: refused")
         entry = LedgerEntry(
             file_source="f", doc_id=None, track_id=None, chat_key="telegram:1", indexed_at=NOW

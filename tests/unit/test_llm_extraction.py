@@ -21,6 +21,7 @@ from bot.memory.llm_operations import (
 )
 from bot.ports.llm import LlmRequest, LlmResponse
 from tests.fakes.llm import ScriptedLlm, llm_down, text
+from tests.fakes.waiting import wait_until
 
 SECRET = "my sister Olga lives in Porto"
 
@@ -99,10 +100,9 @@ async def test_quick_turns_of_one_user_go_into_one_call():
     extract.submit("u", "I just moved", "turn:1")
     await asyncio.sleep(0.05)
     extract.submit("u", "to Berlin, with my cat", "turn:2")
-    await asyncio.sleep(0.5)
+    await extract.drain()  # every call made
     assert len(llm.requests) == 1
     assert shown_to_model(llm.requests[0])[1] == ["I just moved", "to Berlin, with my cat"]
-    await extract.drain()
 
 
 async def test_turns_further_apart_than_the_window_are_separate_calls():
@@ -293,8 +293,7 @@ async def test_memory_turned_off_while_a_batch_waits_sends_nothing():
     extract = extractor(llm, FakeTarget(), settings)
     extract.submit("u", SECRET, "turn:1")
     settings.memory["enabled"] = False
-    await asyncio.sleep(0.2)
-    await extract.drain()
+    await extract.drain()  # the waiting batch is due now, and its worker has ended
     assert llm.requests == []
 
 
@@ -303,10 +302,8 @@ async def test_discard_drops_waiting_messages_and_the_answer_on_its_way():
     target = FakeTarget()
     extract = extractor(llm, target)
     extract.submit("u", SECRET, "turn:1")
-    await asyncio.sleep(0.05)
-    assert len(llm.requests) == 1
-    await extract.discard("u")
-    await asyncio.sleep(0.4)
+    await wait_until(lambda: len(llm.requests) == 1, what="the call is under way")
+    await extract.discard("u")  # returns once the worker waiting for the answer has ended
     await extract.drain()
     assert target.changes == []
 

@@ -18,42 +18,7 @@ from bot.pipeline.memory_persist import MemoryPersistSystem
 from bot.tools import ToolContext, ToolRegistry
 from bot.tools.memory import MemoryTool
 from tests.fakes.channel import RecordingChannel
-
-
-class FakeDocuments:
-    """Another UserMemoryStore, as the LightRAG documents will be."""
-
-    label = "long-term documents (LightRAG)"
-
-    def __init__(self, counts, fail=False):
-        self.counts, self.fail, self.forgotten = dict(counts), fail, []
-
-    async def count_for(self, user_id):
-        return self.counts.get(user_id, 0)
-
-    async def forget_user(self, user_id):
-        if self.fail:
-            raise ConnectionError("LightRAG down")
-        self.forgotten.append(user_id)
-        return self.counts.pop(user_id, 0)
-
-
-class Ticker:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-
-@pytest.fixture
-def memory(tmp_path):
-    return ShortTermMemory(tmp_path / "memory", MemoryConfig)
-
-
-@pytest.fixture
-def switch(tmp_path):
-    return RememberSwitch(tmp_path / "memory" / "remember-off.json")
+from tests.fakes.memory import FakeDocuments, RecordingExtraction, RecordingMemory
 
 
 @pytest.fixture
@@ -62,14 +27,9 @@ def documents():
 
 
 @pytest.fixture
-def ticker():
-    return Ticker()
-
-
-@pytest.fixture
-def registry(memory, switch, documents, ticker):
+def registry(memory, switch, documents, timer):
     registry = CommandRegistry()
-    MemoryCommands(registry, memory, [memory, documents], switch, clock=ticker).register()
+    MemoryCommands(registry, memory, [memory, documents], switch, clock=timer).register()
     return registry
 
 
@@ -78,11 +38,13 @@ def command(registry, text, user="ada"):
     return registry.run(call)
 
 
-async def test_memory_lists_facts_newest_first_with_ids_and_counts(registry, memory):
+async def test_memory_lists_facts_newest_first_with_ids_and_counts(registry, memory, clock):
     await memory.remember_exchange("ada", "My name is Ada.", "Hi Ada!", "t1")
+    clock.advance(60)
     await memory.remember_exchange(
         "ada", "How do I list open ports on Linux?", "Use `ss -tlnp` to list them.", "t2"
     )
+    clock.advance(60)
     await memory.remember_exchange("ada", "I prefer dark mode.", "Noted.", "t3")
     reply = await command(registry, "/memory")
     lines = reply.splitlines()
@@ -127,11 +89,11 @@ async def test_forget_all_needs_a_confirmation_and_empties_every_store(registry,
     assert "nothing to confirm" in await command(registry, "/forget confirm")
 
 
-async def test_a_confirmation_expires_and_belongs_to_its_user(registry, memory, ticker):
+async def test_a_confirmation_expires_and_belongs_to_its_user(registry, memory, timer):
     await memory.remember_exchange("ada", "My name is Ada.", "Hi!", "t1")
     await command(registry, "/forget all")
     assert "nothing to confirm" in await command(registry, "/forget confirm", user="eve")
-    ticker.now += 121
+    timer.now += 121
     assert "nothing to confirm" in await command(registry, "/forget confirm")
     assert await memory.count_for("ada") == 1
 
@@ -141,10 +103,10 @@ async def test_forget_all_with_nothing_stored_asks_nothing(registry):
     assert reply == "I don't remember anything about you, so there is nothing to forget."
 
 
-async def test_a_failing_store_is_reported_and_the_others_are_still_emptied(memory, switch, ticker):
+async def test_a_failing_store_is_reported_and_the_others_are_still_emptied(memory, switch, timer):
     registry = CommandRegistry()
     broken = FakeDocuments({"ada": 2}, fail=True)
-    MemoryCommands(registry, memory, [memory, broken], switch, clock=ticker).register()
+    MemoryCommands(registry, memory, [memory, broken], switch, clock=timer).register()
     await memory.remember_exchange("ada", "My name is Ada.", "Hi!", "t1")
     await command(registry, "/forget all")
     reply = await command(registry, "/forget confirm")
@@ -234,30 +196,6 @@ async def test_the_tool_answers_bad_arguments_with_an_error_text(memory, switch,
 # -- the persist system -------------------------------------------------------------------
 
 
-class SlowMemory:
-    """Records the call and never finishes writing, like a disk that hangs."""
-
-    def __init__(self, fail=False):
-        self.calls, self.fail = [], fail
-
-    def remember_in_background(
-        self, user_id, user_text, assistant_text, source, with_rules=True, speaker=None
-    ):
-        if self.fail:
-            raise OSError("disk full")
-        self.calls.append((user_id, user_text, assistant_text, source))
-        self.with_rules = with_rules
-        return asyncio.get_running_loop().create_future()
-
-
-class RecordingExtraction:
-    def __init__(self):
-        self.submitted = []
-
-    def submit(self, user_id, user_text, source):
-        self.submitted.append((user_id, user_text))
-
-
 def turn(final_text="Sure, noted.", remembering=True, memory_enabled=True, extraction="rules"):
     message = IncomingMessage(ChatAddress("t", "1"), "ada", "My name is Ada.")
     config = RuntimeConfig.model_validate(
@@ -269,14 +207,19 @@ def turn(final_text="Sure, noted.", remembering=True, memory_enabled=True, extra
 
 
 async def test_persist_hands_over_the_exchange_and_returns_without_waiting():
-    memory = SlowMemory()
+    memory = RecordingMemory()  # its storing never finishes
     system = MemoryPersistSystem(memory)
     ctx = turn()
     assert system.should_process(ctx)
     await asyncio.wait_for(system.process(ctx), timeout=5)
-    ((user, said, answer, source),) = memory.calls
-    assert (user, said, answer) == ("ada", "My name is Ada.", "Sure, noted.")
-    assert source.startswith("turn:t:1:")
+    (stored,) = memory.stored
+    assert (stored["owner"], stored["said"], stored["answer"]) == (
+        "ada",
+        "My name is Ada.",
+        "Sure, noted.",
+    )
+    assert stored["source"].startswith("turn:t:1:")
+    assert stored["config"] is ctx.config.memory, "stored as the turn's config says"
 
 
 @pytest.mark.parametrize(
@@ -284,10 +227,10 @@ async def test_persist_hands_over_the_exchange_and_returns_without_waiting():
     [("rules", True, False), ("both", True, True), ("llm", False, True)],
 )
 async def test_persist_hands_the_message_to_rules_llm_or_both(mode, rules, llm):
-    memory, extraction = SlowMemory(), RecordingExtraction()
+    memory, extraction = RecordingMemory(), RecordingExtraction()
     await MemoryPersistSystem(memory, extraction).process(turn(extraction=mode))
-    assert memory.calls  # the exchange itself is always kept
-    assert memory.with_rules is rules
+    (stored,) = memory.stored  # the exchange itself is always kept
+    assert stored["with_rules"] is rules
     assert extraction.submitted == ([("ada", "My name is Ada.")] if llm else [])
 
 
@@ -297,10 +240,10 @@ async def test_persist_hands_the_message_to_rules_llm_or_both(mode, rules, llm):
     ids=["no answer", "remember off", "memory disabled"],
 )
 def test_persist_skips_turns_it_must_not_store(ctx):
-    assert not MemoryPersistSystem(SlowMemory()).should_process(ctx)
+    assert not MemoryPersistSystem(RecordingMemory()).should_process(ctx)
 
 
 async def test_persist_failure_is_logged_not_raised(caplog):
     with caplog.at_level(logging.WARNING):
-        await MemoryPersistSystem(SlowMemory(fail=True)).process(turn())
+        await MemoryPersistSystem(RecordingMemory(fail=True)).process(turn())
     assert "[Memory] could not start storing the exchange: disk full" in caplog.text

@@ -7,10 +7,7 @@ import pytest
 from bot.commands import CommandRegistry, parse_command
 from bot.commands.memory import MemoryCommands
 from bot.config import RuntimeConfig
-from bot.config.model import MemoryConfig
 from bot.conversation import ChatAddress, IncomingMessage, Session, memory_scope_of
-from bot.memory.remember_switch import RememberSwitch
-from bot.memory.service import ShortTermMemory
 from bot.pipeline import TurnContext
 from bot.pipeline.context_building import ContextBuildingSystem
 from bot.pipeline.memory_persist import MemoryPersistSystem
@@ -20,6 +17,8 @@ from bot.prompts import PromptFiles
 from bot.tools import ToolRegistry
 from bot.tools.memory import MemoryTool
 from tests.fakes.llm import ScriptedLlm, calls, text
+from tests.fakes.memory import RecordingMemory
+from tests.fakes.rag import FakeRag, RecordingQueue
 
 ANNA, BOB = "1001", "1002"
 PRIVATE = ChatAddress("telegram", ANNA)
@@ -39,16 +38,6 @@ def turn(message, final_text="ok"):
     ctx = TurnContext(message, Session(key=message.address.session_key), RuntimeConfig(), None)
     ctx.final_text = final_text
     return ctx
-
-
-@pytest.fixture
-def memory(tmp_path):
-    return ShortTermMemory(tmp_path / "memory", MemoryConfig)
-
-
-@pytest.fixture
-def switch(tmp_path):
-    return RememberSwitch(tmp_path / "memory" / "remember-off.json")
 
 
 @pytest.fixture
@@ -96,54 +85,30 @@ def test_a_speaker_without_a_name_is_named_by_id():
 # -- the turn reads and writes its scope --------------------------------------------------
 
 
-class RecordingMemory:
-    def __init__(self):
-        self.recalled, self.stored = [], []
-
-    async def recall(self, owner, query):
-        self.recalled.append(owner)
-        return ""
-
-    def remember_in_background(self, owner, *args, speaker=None, **kwargs):
-        self.stored.append((owner, speaker))
-
-
-class RecordingRag:
-    def __init__(self):
-        self.queried, self.queued = [], []
-
-    async def query(self, text, mode, owner):
-        self.queried.append(owner)
-        return ""
-
-    async def enqueue(self, document):
-        self.queued.append(document)
-
-
 async def test_a_group_turn_recalls_stores_and_indexes_in_the_group_scope(tmp_path):
-    memory, rag = RecordingMemory(), RecordingRag()
+    memory, rag, queue = RecordingMemory(), FakeRag(), RecordingQueue()
     prompts = PromptFiles(tmp_path)
     ctx = turn(said("our deploy server is called Heron, remember it", where=GROUP), "Noted!")
     ctx.config = RuntimeConfig.model_validate({"rag": {"enabled": True}})
     await ContextBuildingSystem(prompts, ToolRegistry(), memory, rag).process(ctx)
     await MemoryPersistSystem(memory).process(ctx)
-    await RagIndexingSystem(rag).process(ctx)
+    await RagIndexingSystem(queue).process(ctx)
 
-    assert memory.recalled == rag.queried == [GROUP_KEY]
-    ((owner, speaker),) = memory.stored
-    assert owner == GROUP_KEY and speaker.name == "Anna"
-    (document,) = rag.queued
+    assert [r[0] for r in memory.recalled] == [r[1] for r in rag.asked] == [GROUP_KEY]
+    (stored,) = memory.stored
+    assert stored["owner"] == GROUP_KEY and stored["speaker"].name == "Anna"
+    (document,) = queue.documents
     assert document.owner == GROUP_KEY and "User (Anna): our deploy server" in document.text
 
 
 async def test_a_private_turn_keeps_using_the_user_id(tmp_path):
-    memory, rag = RecordingMemory(), RecordingRag()
+    memory, rag = RecordingMemory(), FakeRag()
     ctx = turn(said("my PIN is 4512"))
     ctx.config = RuntimeConfig.model_validate({"rag": {"enabled": True}})
     await ContextBuildingSystem(PromptFiles(tmp_path), ToolRegistry(), memory, rag).process(ctx)
     await MemoryPersistSystem(memory).process(ctx)
-    assert memory.recalled == rag.queried == [ANNA]
-    assert memory.stored == [(ANNA, None)]
+    assert [r[0] for r in memory.recalled] == [r[1] for r in rag.asked] == [ANNA]
+    assert [(stored["owner"], stored["speaker"]) for stored in memory.stored] == [(ANNA, None)]
 
 
 async def test_a_fact_told_in_private_is_not_recalled_in_the_group(memory):

@@ -19,19 +19,6 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 FACT = "btw my sister Olga lives in Porto"
 
 
-class Timer:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-
-@pytest.fixture
-def timer():
-    return Timer()
-
-
 @pytest.fixture
 def embedder():
     return FakeEmbedder()
@@ -44,21 +31,23 @@ def memory_over(root, embedder, timer, **config):
 
 
 @pytest.fixture
-def memory(tmp_path, embedder, timer):
+def semantic_memory(tmp_path, embedder, timer):
     return memory_over(tmp_path / "memory", embedder, timer)
 
 
-async def tell(memory, *said):
+async def tell(semantic_memory, *said):
     for at, words in enumerate(said):
-        await memory.remember_exchange("u", words, "Thanks for telling me, noted.", f"turn:a:{at}")
-    await memory.drain()
+        await semantic_memory.remember_exchange(
+            "u", words, "Thanks for telling me, noted.", f"turn:a:{at}"
+        )
+    await semantic_memory.drain()
 
 
-async def test_a_question_in_other_words_finds_the_fact(memory):
-    await tell(memory, FACT, "I bought a new bike for commuting in spring")
-    await memory.recall("u", "warm up")  # opens the user's vectors, embeds what is stored
-    await memory.drain()
-    pack = await memory.recall("u", "which town is my sibling based in?")
+async def test_a_question_in_other_words_finds_the_fact(semantic_memory):
+    await tell(semantic_memory, FACT, "I bought a new bike for commuting in spring")
+    await semantic_memory.recall("u", "warm up")  # opens the user's vectors, embeds what is stored
+    await semantic_memory.drain()
+    pack = await semantic_memory.recall("u", "which town is my sibling based in?")
     assert "Porto" in pack.splitlines()[0]
 
 
@@ -75,39 +64,39 @@ async def test_a_paraphrase_never_finds_another_users_fact(memory):
 
 
 async def test_without_embeddings_the_same_question_finds_nothing(tmp_path, timer):
-    memory = ShortTermMemory(tmp_path / "m", MemoryConfig, lambda: NOW)
-    await tell(memory, FACT)
-    assert "Porto" not in await memory.recall("u", "which town is my sibling based in?")
+    semantic_memory = ShortTermMemory(tmp_path / "m", MemoryConfig, lambda: NOW)
+    await tell(semantic_memory, FACT)
+    assert "Porto" not in await semantic_memory.recall("u", "which town is my sibling based in?")
 
 
 async def test_embeddings_down_recall_answers_by_words_and_embeds_later(
-    memory, embedder, timer, caplog
+    semantic_memory, embedder, timer, caplog
 ):
     embedder.failing = embeddings_down()
-    await tell(memory, FACT)
+    await tell(semantic_memory, FACT)
     with caplog.at_level(logging.WARNING):
-        assert "Porto" in await memory.recall("u", "where does my sister live?")
-        assert "Porto" in await memory.recall("u", "where does my sister live?")
+        assert "Porto" in await semantic_memory.recall("u", "where does my sister live?")
+        assert "Porto" in await semantic_memory.recall("u", "where does my sister live?")
     warnings = [r for r in caplog.records if "embeddings failed" in r.getMessage()]
     assert len(warnings) == 1  # resting after the failure: the second recall did not try
     assert embedder.calls == 1
 
     embedder.failing = None
     timer.now += 60  # the rest is over
-    await memory.recall("u", "warm up")
-    await memory.drain()
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
     assert any("sister" in text for text in embedder.embedded)
-    assert "Porto" in await memory.recall("u", "which town is my sibling based in?")
+    assert "Porto" in await semantic_memory.recall("u", "which town is my sibling based in?")
 
 
 async def test_vectors_persist_so_a_restart_embeds_only_the_question(
-    tmp_path, memory, embedder, timer
+    tmp_path, semantic_memory, embedder, timer
 ):
-    await tell(memory, FACT, "we have a beagle called Biscuit")
-    await memory.recall("u", "warm up")
-    await memory.drain()
+    await tell(semantic_memory, FACT, "we have a beagle called Biscuit")
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
     fresh = FakeEmbedder()
-    reopened = memory_over(memory.root, fresh, timer)
+    reopened = memory_over(semantic_memory.root, fresh, timer)
     pack = await reopened.recall("u", "what is our hound called?")
     await reopened.drain()
     assert "Biscuit" in pack
@@ -115,15 +104,15 @@ async def test_vectors_persist_so_a_restart_embeds_only_the_question(
 
 
 async def test_a_new_model_re_embeds_in_the_background_and_drops_the_old_vectors(
-    tmp_path, memory, timer
+    tmp_path, semantic_memory, timer
 ):
-    await tell(memory, FACT)
-    await memory.recall("u", "warm up")
-    await memory.drain()
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
     folder = tmp_path / "memory" / "u-u" / "vectors"
     (old_file,) = folder.iterdir()
     other = FakeEmbedder(model_id="fake:another")
-    switched = memory_over(memory.root, other, timer)
+    switched = memory_over(semantic_memory.root, other, timer)
     await switched.recall("u", "which town is my sibling based in?")
     await switched.drain()
     assert any("sister" in text for text in other.embedded)
@@ -131,38 +120,40 @@ async def test_a_new_model_re_embeds_in_the_background_and_drops_the_old_vectors
     assert len(list(folder.iterdir())) == 1
 
 
-async def test_a_changed_wording_is_embedded_again(memory, embedder):
-    await tell(memory, "My server is at 10.0.0.5.")
-    await memory.recall("u", "warm up")
-    await memory.drain()
-    await tell(memory, "My server is at 10.0.0.7 now.")
-    await memory.recall("u", "warm up")
-    await memory.drain()
+async def test_a_changed_wording_is_embedded_again(semantic_memory, embedder):
+    await tell(semantic_memory, "My server is at 10.0.0.5.")
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    await tell(semantic_memory, "My server is at 10.0.0.7 now.")
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
     facts = [text for text in embedder.embedded if text.startswith("user's server")]
     assert facts == ["user's server 10.0.0.5", "user's server 10.0.0.7"]
 
 
-async def test_forgetting_an_item_deletes_its_vector_from_disk(tmp_path, memory):
-    await tell(memory, FACT, "we have a beagle called Biscuit")
-    await memory.recall("u", "warm up")
-    await memory.drain()
-    (item,) = [i for i in await memory.live_items("u") if "Olga" in i.content]
-    await memory.forget("u", item.id)
+async def test_forgetting_an_item_deletes_its_vector_from_disk(tmp_path, semantic_memory):
+    await tell(semantic_memory, FACT, "we have a beagle called Biscuit")
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    (item,) = [i for i in await semantic_memory.live_items("u") if "Olga" in i.content]
+    await semantic_memory.forget("u", item.id)
     for file in VectorFile.every(tmp_path / "memory" / "u-u"):
         raw = file.path.read_bytes()
         assert item.id.encode() not in raw and len(raw) > 0
 
 
-async def test_forget_all_while_embedding_leaves_no_vector_file(tmp_path, memory, embedder):
-    await tell(memory, FACT)
-    await memory.recall("u", "warm up")
-    await memory.forget_user("u")
-    await memory.drain()
+async def test_forget_all_while_embedding_leaves_no_vector_file(
+    tmp_path, semantic_memory, embedder
+):
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.forget_user("u")
+    await semantic_memory.drain()
     assert not (tmp_path / "memory" / "u-u").exists()
 
 
-async def test_profile_facts_come_after_what_the_question_is_about(memory):
-    await memory.add(
+async def test_profile_facts_come_after_what_the_question_is_about(semantic_memory):
+    await semantic_memory.add(
         "u",
         [
             new_item(
@@ -171,10 +162,10 @@ async def test_profile_facts_come_after_what_the_question_is_about(memory):
             for n in range(5)
         ],
     )
-    await tell(memory, "we have a beagle called Biscuit")
-    await memory.recall("u", "warm up")
-    await memory.drain()
-    lines = (await memory.recall("u", "what is our dog called?")).splitlines()
+    await tell(semantic_memory, "we have a beagle called Biscuit")
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    lines = (await semantic_memory.recall("u", "what is our dog called?")).splitlines()
     assert "Biscuit" in lines[0]
     assert sum("fact number" in line for line in lines) <= 3
 

@@ -3,32 +3,12 @@
 import asyncio
 import json
 import logging
-from datetime import UTC, datetime, timedelta
-
-import pytest
+from datetime import timedelta
 
 from bot.config.model import MemoryConfig
 from bot.memory.files import UserFiles
 from bot.memory.items import ItemType, Layer, new_item
 from bot.memory.service import ShortTermMemory
-
-
-class Clock:
-    def __init__(self):
-        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-    def __call__(self):
-        return self.now
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
-
-@pytest.fixture
-def memory(tmp_path, clock):
-    return ShortTermMemory(tmp_path / "memory", MemoryConfig, clock)
 
 
 def reopen(memory, clock, **config):
@@ -123,6 +103,25 @@ async def test_damaged_lines_are_skipped_with_a_warning_and_set_aside(memory, cl
     assert len(semantic.read_text().splitlines()) == 2, "the file is cleaned"
     aside = semantic.with_name("semantic.jsonl.damaged").read_text()
     assert "not json at all" in aside
+
+
+async def test_an_item_of_a_retired_type_in_an_old_file_still_loads(memory, clock):
+    """Earlier versions knew a `note` type; a file holding one loads it as a fact, whole."""
+    episodes = UserFiles(memory.root, "u").episode_path(clock.now)
+    episodes.parent.mkdir(parents=True)
+    old_line = {
+        "id": "n1",
+        "layer": "episodic",
+        "type": "note",
+        "title": "Boiler",
+        "content": "The boiler service is booked for the ninth",
+        "created_at": clock.now.isoformat(),
+        "updated_at": clock.now.isoformat(),
+    }
+    episodes.write_text(json.dumps(old_line) + "\n")
+    found = await memory.search("u", "boiler service")
+    assert [(s.item.id, s.item.type) for s in found] == [("n1", ItemType.FACT)]
+    assert not episodes.with_name(episodes.name + ".damaged").exists()
 
 
 async def test_a_line_cut_by_a_power_cut_is_not_glued_to_the_next_append(memory, clock):

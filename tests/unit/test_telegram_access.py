@@ -2,16 +2,9 @@
 
 from bot.adapters.telegram.access import MAX_TRACKED_USERS, AccessGate, Verdict
 from bot.config import RuntimeConfig
+from tests.fakes.clock import FakeClock
 
 OWNER = 42
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def config(allowed=(OWNER,), per_minute=3) -> RuntimeConfig:
@@ -23,8 +16,8 @@ def config(allowed=(OWNER,), per_minute=3) -> RuntimeConfig:
     )
 
 
-def gate(clock: Clock | None = None, cooldown: float = 300.0) -> AccessGate:
-    clock = clock or Clock()
+def gate(clock: FakeClock | None = None, cooldown: float = 300.0) -> AccessGate:
+    clock = clock or FakeClock()
     return AccessGate(cooldown, clock=clock, wall_clock=clock)
 
 
@@ -33,7 +26,7 @@ def test_empty_allowlist_lets_nobody_in():
 
 
 def test_stranger_is_told_once_per_cooldown():
-    clock = Clock()
+    clock = FakeClock()
     access = gate(clock, cooldown=300)
     verdicts = [access.admit(7, clock.now, config()).verdict for _ in range(3)]
     assert verdicts == [Verdict.REFUSE, Verdict.REFUSE_QUIETLY, Verdict.REFUSE_QUIETLY]
@@ -49,7 +42,7 @@ def test_allowlist_is_read_from_the_config_of_each_message():
 
 
 def test_rate_limit_says_when_to_try_again_then_stays_quiet_until_then():
-    clock = Clock()
+    clock = FakeClock()
     access = gate(clock)
     sent = clock.now
     verdicts = [access.admit(OWNER, sent + i, config(per_minute=3)) for i in range(5)]

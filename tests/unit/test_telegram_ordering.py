@@ -10,6 +10,7 @@ from telegram.error import RetryAfter
 
 from bot.adapters.telegram.flood_control import FloodControl
 from bot.adapters.telegram.ordering import ChatOrderedProcessor
+from tests.fakes.waiting import wait_until
 
 
 class FakeUpdate:
@@ -71,8 +72,7 @@ async def test_cancel_all_ends_running_and_queued_updates_without_leaks():
     tasks = [
         asyncio.create_task(ordered.process_update(FakeUpdate("a", i), handle())) for i in range(3)
     ]
-    await asyncio.sleep(0.05)
-    assert ordered.in_progress == 3
+    await wait_until(lambda: ordered.in_progress == 3)
     assert ordered.cancel_all() == 3
     results = await asyncio.gather(*tasks, return_exceptions=True)
     assert all(isinstance(r, asyncio.CancelledError) for r in results)
@@ -111,8 +111,9 @@ async def test_flood_wait_is_honoured_exactly_then_retried():
 async def test_flood_wait_pauses_only_the_chat_concerned():
     limiter = FloodControl()
     await request(limiter, FlakyCallback(floods=0, seconds=0), chat=1)
-    flooded = asyncio.create_task(request(limiter, FlakyCallback(floods=1, seconds=0.6), chat=1))
-    await asyncio.sleep(0.05)
+    flooding = FlakyCallback(floods=1, seconds=0.6)
+    flooded = asyncio.create_task(request(limiter, flooding, chat=1))
+    await wait_until(lambda: len(flooding.calls) == 1, what="the 429 has come")
     other = FlakyCallback(floods=0, seconds=0)
     started = time.monotonic()
     await request(limiter, other, chat=2)

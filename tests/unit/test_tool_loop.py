@@ -236,7 +236,7 @@ async def test_request_carries_the_configured_model_and_limits():
 
 async def test_an_answer_cut_at_the_limit_says_so_and_runs_no_tool():
     broken = ToolCall(id="c1", name="calculator", arguments='{"expression": "1+')
-    llm = ScriptedLlm(LlmResponse("Part one", [broken], finish_reason="length", truncated=True))
+    llm = ScriptedLlm(LlmResponse("Part one", [broken], truncated=True))
     ctx = make_ctx({"maxOutputChars": 500})
     await loop_with(llm).process(ctx)
     assert ctx.final_text == (

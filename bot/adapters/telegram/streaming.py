@@ -59,10 +59,6 @@ class TelegramReplyStream:
         self._failures = 0
         self._next_at = 0.0
 
-    @property
-    def message_ids(self) -> list[int]:
-        return [message_id for message_id, _ in self._shown]
-
     async def update(self, text: str) -> None:
         if self._closed or self._failures >= MAX_PREVIEW_FAILURES:
             return
@@ -102,7 +98,7 @@ class TelegramReplyStream:
             self._sending = True
             try:
                 await self._show(render_markdown(text), preview=True)
-                self._tell_preview(self.message_ids)
+                self._tell_preview([message_id for message_id, _ in self._shown])
                 self._previewed = text
                 self._failures = 0
             except Exception as exc:

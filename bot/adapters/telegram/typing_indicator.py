@@ -35,9 +35,6 @@ class TypingIndicators:
         if stop is not None:
             stop.set()
 
-    def active(self, address: ChatAddress) -> bool:
-        return address.session_key in self._stops
-
     async def _refresh(self, address: ChatAddress, stop: asyncio.Event) -> None:
         while not stop.is_set():
             await self._sender.typing(address)

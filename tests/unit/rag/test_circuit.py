@@ -1,16 +1,9 @@
 from bot.rag.circuit import CircuitBreaker, CircuitState
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
+from tests.fakes.clock import FakeClock
 
 
 def test_opens_after_threshold_consecutive_failures_and_fails_fast():
-    clock = Clock()
+    clock = FakeClock()
     breaker = CircuitBreaker(clock)
     for _ in range(2):
         assert breaker.allow(30)
@@ -23,7 +16,7 @@ def test_opens_after_threshold_consecutive_failures_and_fails_fast():
 
 
 def test_a_success_resets_the_count():
-    breaker = CircuitBreaker(Clock())
+    breaker = CircuitBreaker(FakeClock())
     breaker.record_failure("x", 3, 30, severe=False)
     breaker.record_failure("x", 3, 30, severe=False)
     breaker.record_success()
@@ -32,13 +25,13 @@ def test_a_success_resets_the_count():
 
 
 def test_a_timeout_opens_at_once():
-    breaker = CircuitBreaker(Clock())
+    breaker = CircuitBreaker(FakeClock())
     breaker.record_failure("timed out", 3, 30, severe=True)
     assert breaker.state is CircuitState.OPEN
 
 
 def test_half_open_lets_one_probe_through_after_the_cooldown():
-    clock = Clock()
+    clock = FakeClock()
     breaker = CircuitBreaker(clock)
     breaker.record_failure("timed out", 3, 30, severe=True)
     clock.now += 29.9
@@ -52,7 +45,7 @@ def test_half_open_lets_one_probe_through_after_the_cooldown():
 
 
 def test_a_failed_probe_opens_for_another_cooldown():
-    clock = Clock()
+    clock = FakeClock()
     breaker = CircuitBreaker(clock)
     breaker.record_failure("refused", 1, 30, severe=False)
     clock.now += 31
@@ -63,7 +56,7 @@ def test_a_failed_probe_opens_for_another_cooldown():
 
 
 def test_a_probe_that_never_reports_back_does_not_shut_the_circuit_forever():
-    clock = Clock()
+    clock = FakeClock()
     breaker = CircuitBreaker(clock)
     breaker.record_failure("timed out", 3, 30, severe=True)
     clock.now += 31

@@ -3,13 +3,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.rag.documents import (
-    RagDocument,
-    file_source_for,
-    format_exchange,
-    owner_tag_of,
-    tag,
-)
+from bot.rag.documents import exchange_document, file_source_for, format_exchange, owner_tag_of, tag
 from bot.small_talk import is_trivial_exchange
 
 AT = datetime(2026, 2, 7, 14, 30, 5, tzinfo=UTC)
@@ -86,7 +80,7 @@ def test_tags_of_different_values_never_collide():
     assert len(set(odd)) == 5 and all(t.isalnum() for t in odd)
 
 
-def test_document_for_exchange_names_owner_and_chat():
-    doc = RagDocument.for_exchange("7", "telegram:7", "What port?", "Port 6380.", AT)
+def test_an_exchange_document_names_owner_and_chat():
+    doc = exchange_document("7", "telegram:7", "What port?", "Port 6380.", AT)
     assert owner_tag_of(doc.file_source) == "7"
     assert doc.text.startswith("Date: 2026-02-07 14:30\nUser: What port?")

@@ -13,7 +13,8 @@ from bot.adapters.lightrag import LIGHTRAG_CANDIDATES, LightRagAdapter, candidat
 from bot.config import RuntimeConfigStore
 from bot.ports.rag import RagRejected, RagUnavailable
 from bot.rag.circuit import CircuitState
-from bot.rag.documents import RagDocument, file_source_for
+from bot.rag.documents import exchange_document, file_source_for
+from tests.conftest import turn_config
 
 URL = "http://rag.test:9621"
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -31,6 +32,11 @@ def config_path(tmp_path):
     path = tmp_path / "runtime-config.json"
     write_config(path)
     return path
+
+
+async def ask(adapter, config_path, text, mode=None, owner="111"):
+    """A turn's query: the config file as it is now is the turn's snapshot."""
+    return await adapter.query(text, owner, turn_config(config_path, mode))
 
 
 @pytest.fixture
@@ -51,11 +57,13 @@ def data_answer(*chunks):
 
 
 @respx.mock
-async def test_context_query_sends_the_right_request_and_keeps_only_the_users_chunks(adapter):
+async def test_context_query_sends_the_right_request_and_keeps_only_the_users_chunks(
+    config_path, adapter
+):
     route = respx.post(f"{URL}/query/data").respond(
         json=data_answer(("Redis runs on 6380", MINE), ("Bob likes Roquefort", OTHERS))
     )
-    context = await adapter.query("  Which port does Redis use?  ", "local", owner="111")
+    context = await ask(adapter, config_path, "  Which port does Redis use?  ", "local")
     assert context == "Past conversations:\n- Redis runs on 6380"
     request = route.calls.last.request
     assert json.loads(request.content) == {
@@ -87,17 +95,17 @@ async def test_a_context_query_asks_for_candidates_by_the_number_of_users(config
     owners = 1
     adapter = LightRagAdapter(RuntimeConfigStore(config_path), None, owners=lambda: owners)
     route = respx.post(f"{URL}/query/data").respond(json=data_answer())
-    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    await ask(adapter, config_path, "Which port does Redis use?")
     assert "top_k" not in json.loads(route.calls.last.request.content)
     owners = 50
-    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    await ask(adapter, config_path, "Which port does Redis use?")
     sent = json.loads(route.calls.last.request.content)
     assert (sent["top_k"], sent["chunk_top_k"]) == (236, 118)
 
     owners = 1
     write_config(config_path, retrievalStyle="answer")
     answer = respx.post(f"{URL}/query").respond(json={"response": "6380", "llm_generated": True})
-    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    await ask(adapter, config_path, "Which port does Redis use?")
     assert "top_k" not in json.loads(answer.calls.last.request.content), "its LLM reads them all"
 
 
@@ -119,7 +127,7 @@ async def test_answer_style_falls_back_to_context_while_several_users_share_it(c
     )
     with caplog.at_level(logging.WARNING, logger="bot.rag"):
         for _ in range(3):
-            context = await adapter.query("What does everyone like?", "mix", "111")
+            context = await ask(adapter, config_path, "What does everyone like?", "mix")
     assert "Roquefort" not in context and not answer.called and data.call_count == 3
     refusals = [r.message for r in caplog.records if "'answer' is refused" in r.message]
     assert len(refusals) == 1, "one clear line, not one per query"
@@ -127,10 +135,10 @@ async def test_answer_style_falls_back_to_context_while_several_users_share_it(c
 
     write_config(config_path, retrievalStyle="answer")  # one user allowed...
     owners = 2  # ...but the server holds someone else's documents
-    await adapter.query("What does everyone like?", "mix", "111")
+    await ask(adapter, config_path, "What does everyone like?", "mix")
     assert not answer.called
     owners = 1
-    await adapter.query("What does everyone like?", "mix", "111")
+    await ask(adapter, config_path, "What does everyone like?", "mix")
     assert answer.called, "alone, the configured style applies"
 
 
@@ -139,11 +147,11 @@ async def test_answer_style_uses_query_and_treats_no_context_as_no_memory(config
     write_config(config_path, retrievalStyle="answer")
     route = respx.post(f"{URL}/query")
     route.respond(json={"response": "Redis is on 6380.", "llm_generated": True})
-    assert await adapter.query("Which port?", "mix", "111") == "Redis is on 6380."
+    assert await ask(adapter, config_path, "Which port?", "mix") == "Redis is on 6380."
     route.respond(json={"response": "Sorry.[no-context]", "llm_generated": True})
-    assert await adapter.query("Which port?", "mix", "111") == ""
+    assert await ask(adapter, config_path, "Which port?", "mix") == ""
     route.respond(json={"response": "raw chunks", "llm_generated": False})
-    assert await adapter.query("Which port?", "mix", "111") == ""
+    assert await ask(adapter, config_path, "Which port?", "mix") == ""
 
 
 @respx.mock
@@ -151,17 +159,17 @@ async def test_config_key_is_used_when_no_environment_key(config_path):
     write_config(config_path, apiKey="file-key-456")
     adapter = LightRagAdapter(RuntimeConfigStore(config_path), None)
     route = respx.post(f"{URL}/query/data").respond(json=data_answer())
-    await adapter.query("anything here", "hybrid", "111")
+    await ask(adapter, config_path, "anything here")
     assert route.calls.last.request.headers["X-API-Key"] == "file-key-456"
 
 
 @respx.mock
 async def test_too_short_queries_and_disabled_rag_make_no_request(config_path, adapter):
     route = respx.post(f"{URL}/query/data").respond(json=data_answer())
-    assert await adapter.query("hi", "hybrid", "111") == ""
-    assert await adapter.query("  ", "hybrid", "111") == ""
+    assert await ask(adapter, config_path, "hi") == ""
+    assert await ask(adapter, config_path, "  ") == ""
     write_config(config_path, enabled=False)
-    assert await adapter.query("a long enough question", "hybrid", "111") == ""
+    assert await ask(adapter, config_path, "a long enough question") == ""
     assert route.call_count == 0
 
 
@@ -169,9 +177,20 @@ async def test_too_short_queries_and_disabled_rag_make_no_request(config_path, a
 async def test_a_config_edit_applies_on_the_next_call(config_path, adapter):
     respx.post(f"{URL}/query/data").respond(json=data_answer(("old server", MINE)))
     respx.post("http://other.test:1/query/data").respond(json=data_answer(("new server", MINE)))
-    assert "old server" in await adapter.query("which server?", "hybrid", "111")
+    assert "old server" in await ask(adapter, config_path, "which server?")
     write_config(config_path, url="http://other.test:1")
-    assert "new server" in await adapter.query("which server?", "hybrid", "111")
+    assert "new server" in await ask(adapter, config_path, "which server?")
+
+
+@respx.mock
+async def test_a_query_follows_the_turns_snapshot_not_a_newer_file(config_path, adapter):
+    """The turn took its config before the edit: its mode and its server, both of them."""
+    old = respx.post(f"{URL}/query/data").respond(json=data_answer(("old server", MINE)))
+    new = respx.post("http://other.test:1/query/data").respond(json=data_answer())
+    snapshot = turn_config(config_path, "local")
+    write_config(config_path, url="http://other.test:1", queryMode="naive", timeoutSeconds=1)
+    assert "old server" in await adapter.query("which server?", "111", snapshot)
+    assert not new.called and json.loads(old.calls.last.request.content)["mode"] == "local"
 
 
 @pytest.mark.parametrize(
@@ -187,14 +206,16 @@ async def test_a_config_edit_applies_on_the_next_call(config_path, adapter):
     ],
 )
 @respx.mock
-async def test_every_failure_yields_no_context_and_one_warning(adapter, caplog, mock, log_line):
+async def test_every_failure_yields_no_context_and_one_warning(
+    config_path, adapter, caplog, mock, log_line
+):
     route = respx.post(f"{URL}/query/data")
     if "side_effect" in mock:
         route.mock(**mock)
     else:
         route.respond(**mock)
     with caplog.at_level(logging.WARNING, logger="bot.rag"):
-        assert await adapter.query("Which port does Redis use?", "hybrid", "111") == ""
+        assert await ask(adapter, config_path, "Which port does Redis use?") == ""
     lines = [r.getMessage() for r in caplog.records if r.name == "bot.rag"]
     assert [line for line in lines if line.startswith(log_line)], lines
     assert len([line for line in lines if "[RAG] Query" in line]) == 1
@@ -202,10 +223,12 @@ async def test_every_failure_yields_no_context_and_one_warning(adapter, caplog, 
 
 @pytest.mark.parametrize("status", [401, 403])
 @respx.mock
-async def test_rejected_key_is_logged_as_a_configuration_error(adapter, caplog, status):
+async def test_rejected_key_is_logged_as_a_configuration_error(
+    config_path, adapter, caplog, status
+):
     respx.post(f"{URL}/query/data").respond(status_code=status, json={"detail": "Invalid API Key"})
     with caplog.at_level(logging.ERROR, logger="bot.rag"):
-        assert await adapter.query("Which port does Redis use?", "hybrid", "111") == ""
+        assert await ask(adapter, config_path, "Which port does Redis use?") == ""
     message = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
     assert "Configuration error" in message and "RAG_API_KEY" in message
     assert "env-key-123" not in caplog.text
@@ -216,31 +239,31 @@ async def test_circuit_opens_fails_fast_and_probes_after_the_cooldown(config_pat
     write_config(config_path, circuitFailureThreshold=2, circuitCooldownSeconds=30)
     route = respx.post(f"{URL}/query/data").respond(status_code=503)
     for _ in range(2):
-        await adapter.query("Which port does Redis use?", "hybrid", "111")
+        await ask(adapter, config_path, "Which port does Redis use?")
     assert adapter.breaker.state is CircuitState.OPEN
     assert not adapter.is_available()
-    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    await ask(adapter, config_path, "Which port does Redis use?")
     assert route.call_count == 2, "an open circuit makes no request"
 
     adapter.breaker._opened_at -= 31  # the cooldown passes
     assert adapter.is_available()
     route.respond(json=data_answer(("back again", MINE)))
-    assert "back again" in await adapter.query("Which port does Redis use?", "hybrid", "111")
+    assert "back again" in await ask(adapter, config_path, "Which port does Redis use?")
     assert adapter.breaker.state is CircuitState.CLOSED and route.call_count == 3
 
 
 @respx.mock
-async def test_a_hanging_server_opens_the_circuit_after_one_timeout(adapter):
+async def test_a_hanging_server_opens_the_circuit_after_one_timeout(config_path, adapter):
     route = respx.post(f"{URL}/query/data").mock(side_effect=httpx.ReadTimeout("slow"))
-    await adapter.query("Which port does Redis use?", "hybrid", "111")
-    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    await ask(adapter, config_path, "Which port does Redis use?")
+    await ask(adapter, config_path, "Which port does Redis use?")
     assert route.call_count == 1
     health = await adapter.health()
     assert not health.healthy and "circuit open" in health.detail
 
 
 def doc():
-    return RagDocument.for_exchange("111", "t:1", "Where is Redis?", "On port 6380.", AT)
+    return exchange_document("111", "t:1", "Where is Redis?", "On port 6380.", AT)
 
 
 @respx.mock
@@ -329,10 +352,10 @@ async def test_when_one_query_times_out_the_others_in_flight_give_up_at_once(con
 
     respx.post(f"{URL}/query/data").mock(side_effect=stalled_server)
     started = time.monotonic()
-    first = asyncio.create_task(adapter.query("Which port does Redis use?", "hybrid", "111"))
+    first = asyncio.create_task(ask(adapter, config_path, "Which port does Redis use?"))
     await asyncio.sleep(0.2)  # these start later: each would otherwise wait its own 0.3 s
     others = [
-        asyncio.create_task(adapter.query("Which port does Redis use?", "hybrid", "111"))
+        asyncio.create_task(ask(adapter, config_path, "Which port does Redis use?"))
         for _ in range(5)
     ]
     results = await asyncio.gather(first, *others)
@@ -345,7 +368,7 @@ async def test_when_one_query_times_out_the_others_in_flight_give_up_at_once(con
 async def test_keyword_extraction_can_be_left_to_lightrag(config_path, adapter):
     write_config(config_path, queryKeywords="lightrag")
     route = respx.post(f"{URL}/query/data").respond(json=data_answer())
-    await adapter.query("Which port does Redis use?", "hybrid", "111")
+    await ask(adapter, config_path, "Which port does Redis use?")
     assert json.loads(route.calls.last.request.content) == {
         "query": "Which port does Redis use?",
         "mode": "hybrid",

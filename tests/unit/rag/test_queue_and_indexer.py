@@ -1,4 +1,4 @@
-"""The durable queue, the index worker and forgetting, with an in-memory RagPort."""
+"""The durable queue, the index worker and forgetting, with an in-memory LightRAG."""
 
 import asyncio
 import json
@@ -10,75 +10,23 @@ import pytest
 import bot.rag.indexer as indexer_module
 from bot.config import RuntimeConfigStore
 from bot.ports.rag import (
-    IndexReceipt,
-    RagHealth,
-    RagRejected,
     RagUnavailable,
     StoredDocument,
-    UploadStatus,
 )
 from bot.rag.circuit import CircuitBreaker
-from bot.rag.documents import RagDocument
+from bot.rag.documents import exchange_document
 from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger, LedgerEntry
 from bot.rag.long_term import LongTermDocuments
 from bot.rag.queue import IndexQueue
+from tests.fakes.rag import FakeRag
+from tests.fakes.waiting import wait_until
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def doc(owner="111", text="Where is Redis? On port 6380."):
-    return RagDocument.for_exchange(owner, f"t:{owner}", text, "answer text", AT)
-
-
-class FakeRag:
-    """Fails while `down`, refuses texts containing 'REJECT', remembers what it got."""
-
-    def __init__(self):
-        self.down = False
-        self.received: list[RagDocument] = []
-        self.deleted: list[list[str]] = []
-        self.on_server: list[StoredDocument] = []
-        self.busy_deletes = 0
-        self.uploads: dict[str, UploadStatus] = {}
-        self.attempts = 0
-
-    async def index(self, document):
-        self.attempts += 1
-        if self.down:
-            raise RagUnavailable("Connection refused")
-        if "REJECT" in document.text:
-            raise RagRejected("HTTP 422: empty", http_status=422)
-        track = f"track-{len(self.uploads)}"
-        # Like LightRAG: a text already stored is refused, naming the document it repeats.
-        for number, earlier in enumerate(self.received, 1):
-            if earlier.text == document.text:
-                self.uploads[track] = UploadStatus("dup-x", duplicate_of=f"doc-{number}")
-                return IndexReceipt(document.file_source, track)
-        self.received.append(document)
-        self.uploads[track] = UploadStatus(f"doc-{len(self.received)}")
-        return IndexReceipt(document.file_source, track)
-
-    async def upload_status(self, track_id):
-        return self.uploads.get(track_id)
-
-    async def delete(self, doc_ids):
-        if self.busy_deletes:
-            self.busy_deletes -= 1
-            raise RagUnavailable("busy")
-        self.deleted.append(doc_ids)
-
-    async def documents_of(self, owner):
-        return list(self.on_server)
-
-    async def query(self, text, mode, owner):
-        return ""
-
-    def is_available(self):
-        return not self.down
-
-    async def health(self):
-        return RagHealth(not self.down, "")
+    return exchange_document(owner, f"t:{owner}", text, "answer text", AT)
 
 
 @pytest.fixture
@@ -91,14 +39,6 @@ def config(tmp_path):
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch):
     monkeypatch.setattr(indexer_module, "FIRST_BACKOFF_SECONDS", 0.02)
-
-
-async def wait_for(condition, seconds=5.0):
-    for _ in range(int(seconds / 0.01)):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition not met in time")
 
 
 async def test_queue_survives_a_restart_in_arrival_order(tmp_path):
@@ -128,7 +68,7 @@ async def test_worker_sends_in_order_and_records_each_document(tmp_path, config)
     worker.start()
     for i in range(5):
         await worker.enqueue(doc(text=f"exchange {i} with enough text"))
-    await wait_for(lambda: worker.queue.depth == 0)
+    await wait_until(lambda: worker.queue.depth == 0)
     assert [d.text.split("\n")[1] for d in rag.received] == [
         f"User: exchange {i} with enough text" for i in range(5)
     ]
@@ -143,10 +83,10 @@ async def test_documents_queued_while_down_arrive_when_the_server_is_back(tmp_pa
     worker.start()
     for i in range(3):
         await worker.enqueue(doc(text=f"during the outage {i}"))
-    await asyncio.sleep(0.2)
+    await wait_until(lambda: rag.attempts >= 2)  # tried, and tried again after a backoff
     assert rag.received == [] and worker.queue.depth == 3
     rag.down = False
-    await wait_for(lambda: len(rag.received) == 3, seconds=5)
+    await wait_until(lambda: len(rag.received) == 3, within=5)
     await worker.stop(1)
 
 
@@ -165,7 +105,7 @@ async def test_new_messages_during_an_outage_neither_prompt_attempts_nor_lengthe
     # Five failed rounds (waits of 0.02 .. 0.32 s): the next two waits are ~0.32 and ~0.64 s,
     # so however slow the 20 enqueues below are on a busy machine, within ~1 s at most one
     # attempt is due on its own.
-    await wait_for(lambda: rag.attempts >= 5)
+    await wait_until(lambda: rag.attempts >= 5)
     attempts = rag.attempts
     for i in range(20):
         await worker.enqueue(doc(text=f"message {i} during the outage"))
@@ -174,7 +114,7 @@ async def test_new_messages_during_an_outage_neither_prompt_attempts_nor_lengthe
 
     rag.down = False
     started = asyncio.get_running_loop().time()
-    await wait_for(lambda: len(rag.received) == 21, seconds=5)
+    await wait_until(lambda: len(rag.received) == 21, within=5)
     # Twenty doublings would be a minute (indexRetryMaxSeconds); the pending wait is < 1.6 s.
     assert asyncio.get_running_loop().time() - started < 3, "the wait stayed short"
     await worker.stop(1)
@@ -193,11 +133,11 @@ async def test_a_call_that_reaches_lightrag_again_ends_the_indexers_wait(tmp_pat
     breaker.on_recovery = worker.server_is_back
     worker.start()
     await worker.enqueue(doc(text="queued while LightRAG is down"))
-    await wait_for(lambda: rag.attempts == 1)
+    await wait_until(lambda: rag.attempts == 1)
     breaker.record_failure("Connection refused", 3, 30, severe=False)
     rag.down = False
     breaker.record_success()  # e.g. a user's query got through
-    await wait_for(lambda: len(rag.received) == 1, seconds=1)
+    await wait_until(lambda: len(rag.received) == 1, within=1)
     await worker.stop(1)
 
 
@@ -207,7 +147,7 @@ async def test_a_document_refused_for_good_is_set_aside_and_the_rest_go_on(tmp_p
     worker.start()
     await worker.enqueue(doc(text="REJECT me"))
     await worker.enqueue(doc(text="a good one"))
-    await wait_for(lambda: len(rag.received) == 1)
+    await wait_until(lambda: len(rag.received) == 1)
     assert worker.queue.failed_count() == 1
     reasons = list((tmp_path / "failed").glob("*.reason.txt"))
     assert "HTTP 422" in reasons[0].read_text()
@@ -227,7 +167,7 @@ async def test_shutdown_keeps_unsent_documents_on_disk_for_the_next_start(tmp_pa
     rag.down = False
     restarted = RagIndexer(IndexQueue(queue_dir), rag, IndexLedger(tmp_path / "l"), config)
     restarted.start()
-    await wait_for(lambda: len(rag.received) == 1)
+    await wait_until(lambda: len(rag.received) == 1)
     await restarted.stop(1)
     assert IndexQueue(queue_dir).depth == 0
 
@@ -241,9 +181,8 @@ async def test_disabled_rag_sends_nothing(tmp_path):
     )
     worker.start()
     await worker.enqueue(doc())
-    await asyncio.sleep(0.2)
-    assert rag.received == [] and worker.queue.depth == 1
-    await worker.stop(0.1)
+    await worker.stop(1)  # the worker saw the document, and ran to its end without sending it
+    assert rag.attempts == 0 and rag.received == [] and worker.queue.depth == 1
 
 
 async def test_ledger_survives_a_torn_last_line(tmp_path):
@@ -336,7 +275,7 @@ async def test_an_exchange_identical_to_another_users_is_indexed_as_its_own(tmp_
     await worker.enqueue(doc("111", same))
     await worker.enqueue(doc("222", same))  # another user, the very same words
     await worker.enqueue(doc("111", same))  # the first user again: already remembered
-    await wait_for(lambda: worker.queue.depth == 0)
+    await wait_until(lambda: worker.queue.depth == 0)
     await worker.stop(1)
     assert [d.owner for d in rag.received] == ["111", "222"]
     assert rag.received[1].text.endswith("\nParticipant: 222")
@@ -360,21 +299,33 @@ async def test_turning_rag_off_stops_status_checks_until_it_is_back_on(
             self.looks += 1
             return await super().upload_status(track_id) if self.registered else None
 
+    class CountedConfig(RuntimeConfigStore):
+        """Counts how often the worker looks at the config: a settle on hold looks at it
+        every SETTLE_DISABLED_RECHECK_SECONDS."""
+
+        reads = 0
+
+        def current(self):
+            self.reads += 1
+            return super().current()
+
+    config = CountedConfig(config.path)
     rag, ledger = SlowToRegister(), IndexLedger(tmp_path / "ledger")
     worker = RagIndexer(IndexQueue(tmp_path / "queue"), rag, ledger, config)
     worker.start()
     await worker.enqueue(doc())
-    await wait_for(lambda: rag.looks > 0)
+    await wait_until(lambda: rag.looks > 0)
 
     config.path.write_text(json.dumps({"rag": {"enabled": False}}))
-    await asyncio.sleep(0.1)  # a look already under way may finish
-    looks_when_off = rag.looks
-    await asyncio.sleep(0.3)
+    # A look makes no pause, so none is under way now.
+    looks_when_off, reads_when_off = rag.looks, config.reads
+    # The settle saw RAG off and has checked four times more since.
+    await wait_until(lambda: config.reads >= reads_when_off + 5)
     assert rag.looks == looks_when_off, "no request reaches LightRAG while RAG is off"
 
     rag.registered = True
     config.path.write_text(json.dumps({"rag": {"enabled": True, "indexRetryMaxSeconds": 1}}))
-    await wait_for(lambda: [e.doc_id for e in ledger.entries("111")] == ["doc-1"])
+    await wait_until(lambda: [e.doc_id for e in ledger.entries("111")] == ["doc-1"])
     await worker.stop(1)
 
 

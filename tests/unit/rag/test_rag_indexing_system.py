@@ -7,16 +7,9 @@ from bot.pipeline import TurnContext
 from bot.pipeline.rag_indexing import RagIndexingSystem
 from bot.rag.documents import owner_tag_of
 from tests.fakes.channel import RecordingChannel
+from tests.fakes.rag import RecordingQueue
 
 AT = datetime(2026, 2, 7, 14, 30, tzinfo=UTC)
-
-
-class Queue:
-    def __init__(self):
-        self.documents = []
-
-    async def enqueue(self, document):
-        self.documents.append(document)
 
 
 def ctx(text, answer, *, enabled=True, remembering=True):
@@ -28,7 +21,7 @@ def ctx(text, answer, *, enabled=True, remembering=True):
 
 
 async def run(context):
-    queue = Queue()
+    queue = RecordingQueue()
     system = RagIndexingSystem(queue)
     if system.should_process(context):
         await system.process(context)

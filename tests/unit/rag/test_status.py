@@ -1,9 +1,10 @@
 from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.conversation.scope import MemoryScope
-from bot.ports.rag import RagHealth
 from bot.rag.queue import IndexQueue
 from bot.rag.status import RagStatus
 from bot.rag.style import answer_style_refusal, effective_style
+from tests.fakes.memory import FakeDocuments
+from tests.fakes.rag import FakeRag
 
 
 def config(style, users, enabled=True):
@@ -29,23 +30,11 @@ def test_answer_style_stays_for_one_user_alone():
     assert answer_style_refusal(config("context", [1, 2, 3]), owners=9) is None
 
 
-class HealthyRag:
-    async def health(self):
-        return RagHealth(True, "healthy at here")
-
-
-class NoDocuments:
-    label = "long-term documents (LightRAG)"
-
-    async def count_for(self, user_id):
-        return 0
-
-
 async def test_status_says_answer_style_is_refused_and_which_style_is_used(tmp_path):
     path = tmp_path / "runtime-config.json"
     path.write_text(config("answer", [1, 2]).model_dump_json(by_alias=True))
-    status = RagStatus(RuntimeConfigStore(path), HealthyRag(), IndexQueue(tmp_path / "q"),
-                       NoDocuments())  # fmt: skip
+    status = RagStatus(RuntimeConfigStore(path), FakeRag(), IndexQueue(tmp_path / "q"),
+                       FakeDocuments())  # fmt: skip
     lines = await status.status_lines(MemoryScope("1", "1"))
     assert lines[0] == "LightRAG: healthy (context style, hybrid mode)"
     assert any("'answer' is refused while 2 users are allowed" in line for line in lines)
