@@ -51,16 +51,18 @@ async def test_a_question_in_other_words_finds_the_fact(semantic_memory):
     assert "Porto" in pack.splitlines()[0]
 
 
-async def test_a_paraphrase_never_finds_another_users_fact(memory):
+async def test_a_paraphrase_never_finds_another_users_fact(semantic_memory):
     """Meaning matches across everything alike, so only the asker's vectors may be searched."""
-    await tell(memory, FACT)
-    await memory.remember_exchange("v", "I bought a new bike for commuting", "Nice!", "turn:b:0")
-    await memory.drain()
+    await tell(semantic_memory, FACT)
+    await semantic_memory.remember_exchange(
+        "v", "I bought a new bike for commuting", "Nice!", "turn:b:0"
+    )
+    await semantic_memory.drain()
     for user in ("u", "v"):
-        await memory.recall(user, "warm up")
-    await memory.drain()
-    assert "Porto" in await memory.recall("u", "which town is my sibling based in?")
-    assert "Porto" not in await memory.recall("v", "which town is my sibling based in?")
+        await semantic_memory.recall(user, "warm up")
+    await semantic_memory.drain()
+    assert "Porto" in await semantic_memory.recall("u", "which town is my sibling based in?")
+    assert "Porto" not in await semantic_memory.recall("v", "which town is my sibling based in?")
 
 
 async def test_without_embeddings_the_same_question_finds_nothing(tmp_path, timer):
