@@ -58,6 +58,12 @@ class TelegramConfig(Section):
     require_mention_in_groups: bool = Field(
         True, description="In groups, answer only messages that mention the bot or reply to it."
     )
+    max_file_megabytes: int = Field(
+        20,
+        ge=1,
+        le=2000,
+        description="Largest file downloaded; Telegram's cloud Bot API caps this at 20.",
+    )
 
 
 QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]

@@ -8,6 +8,9 @@ started as a separate process can all use it.
 
 Tests act as Telegram users (`send_text`, `send_media`, `edit_text`, `create_topic`), look at
 what the bot sent (`messages`, `texts`, `calls`), and script faults (`fail`, `reject_entities`).
+Media sent with `content` can be fetched like Telegram's own: `getFile`, then
+`/file/bot<token>/<file_path>` (`downloads` counts fetches); like Telegram's cloud API, getFile
+refuses files over 20 MB.
 Like Telegram, it rejects what Telegram rejects: empty or over-long texts, entities outside the
 text, edits that change nothing, edits of unknown messages, unknown chats.
 """
@@ -29,6 +32,7 @@ from aiohttp import ClientSession, ClientTimeout, web
 from tests.fakes.background_server import BackgroundServer
 
 DEFAULT_TOKEN = "123456789:TEST-token_for-the-emulator"
+CLOUD_DOWNLOAD_LIMIT = 20_000_000
 TEXT_LIMIT = 4096
 ENTITY_TYPES = frozenset(
     "mention hashtag cashtag bot_command url email phone_number bold italic underline "
@@ -167,6 +171,16 @@ class Fault:
     delay: float = 0.0
 
 
+@dataclass(frozen=True)
+class StoredFile:
+    """A file a user sent: what getFile reports and what the download serves."""
+
+    file_id: str
+    path: str
+    content: bytes
+    claimed_size: int
+
+
 class ApiError(Exception):
     def __init__(self, status: int, description: str, retry_after: int | None = None) -> None:
         super().__init__(description)
@@ -198,6 +212,10 @@ class FakeTelegramServer(BackgroundServer):
         self._calls: list[ApiCall] = []
         self._faults: list[Fault] = []
         self._entity_rules: list[Callable[[list[dict[str, Any]]], bool]] = []
+        self._files: dict[str, StoredFile] = {}
+        self._file_ids = itertools.count(1)
+        self.downloads: list[str] = []
+        """file_ids whose bytes the bot fetched, in order."""
         self.commands: list[dict[str, Any]] = []
         self.webhook_url: str | None = None
         self.webhook_secret: str | None = None
@@ -216,6 +234,7 @@ class FakeTelegramServer(BackgroundServer):
     def routes(self, app: web.Application) -> None:
         self._news = asyncio.Event()
         app.router.add_route("*", "/bot{token}/{method}", self._dispatch)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
 
     async def on_stop(self) -> None:
         self._stopping = True  # long polls in progress answer now, not at their time-out
@@ -247,15 +266,45 @@ class FakeTelegramServer(BackgroundServer):
         caption: str | None = None,
         chat: Chat | None = None,
         thread_id: int | None = None,
+        content: bytes | None = None,
+        claimed_size: int | None = None,
+        reply_to: int | None = None,
+        **fields: Any,
     ) -> int:
-        """`user` sends a photo, sticker, voice, document, video, audio or location."""
-        payload = {kind: _media_payload(kind)}
+        """`user` sends a photo, sticker, voice, video note, document, video, audio or location.
+
+        With `content` the file can be downloaded; `claimed_size` is the size Telegram states
+        (the content's by default); `fields` override the media's own (`mime_type`...).
+        """
+        media = _media_payload(kind)
+        if content is not None or claimed_size is not None:
+            file = self.add_file(content or b"", kind, claimed_size)
+            target = media[-1] if isinstance(media, list) else media
+            target.update(
+                file_id=file.file_id, file_unique_id=file.file_id, file_size=file.claimed_size
+            )
+        target = media[-1] if isinstance(media, list) else media
+        target.update(fields)
+        payload = {kind: media}
         if caption is not None:
             payload["caption"] = caption
             entities = _auto_entities(caption)
             if entities:
                 payload["caption_entities"] = entities
-        return self._user_message(user, chat, payload, thread_id, None)
+        return self._user_message(user, chat, payload, thread_id, reply_to)
+
+    def add_file(self, content: bytes, kind: str = "document", claimed_size: int | None = None):
+        """A file on the emulated servers, as if a user had uploaded it."""
+        number = next(self._file_ids)
+        file = StoredFile(
+            file_id=f"{kind}-{number}",
+            path=f"{kind}s/file_{number}",
+            content=content,
+            claimed_size=len(content) if claimed_size is None else claimed_size,
+        )
+        with self._lock:
+            self._files[file.file_id] = file
+        return file
 
     def edit_text(self, user: User, message_id: int, text: str, chat: Chat | None = None) -> None:
         """`user` edits an earlier message: an `edited_message` update."""
@@ -446,6 +495,7 @@ class FakeTelegramServer(BackgroundServer):
             "deleteMessage": self._delete_message,
             "sendChatAction": self._send_chat_action,
             "getChat": self._get_chat,
+            "getFile": self._get_file,
             "close": self._true,
             "logOut": self._true,
         }
@@ -564,6 +614,33 @@ class FakeTelegramServer(BackgroundServer):
         }:
             raise ApiError(400, "Bad Request: wrong parameter action in request")
         return True
+
+    async def _get_file(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            file = self._files.get(str(params.get("file_id")))
+        if file is None:
+            raise ApiError(400, "Bad Request: invalid file_id")
+        if file.claimed_size > CLOUD_DOWNLOAD_LIMIT:
+            raise ApiError(400, "Bad Request: file is too big")
+        return {
+            "file_id": file.file_id,
+            "file_unique_id": file.file_id,
+            "file_size": file.claimed_size,
+            "file_path": file.path,
+        }
+
+    async def _download(self, request: web.Request) -> web.StreamResponse:
+        if request.match_info["token"] != self.token:
+            return web.Response(status=401)
+        with self._lock:
+            file = next(
+                (f for f in self._files.values() if f.path == request.match_info["path"]), None
+            )
+            if file is not None:
+                self.downloads.append(file.file_id)
+        if file is None:
+            return web.Response(status=404)
+        return web.Response(body=file.content, content_type="application/octet-stream")
 
     async def _send_message(self, params: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(params.get("chat_id"))
@@ -798,6 +875,7 @@ def _media_payload(kind: str) -> Any:
             "emoji": "👍",
         },
         "voice": {**file, "duration": 3, "mime_type": "audio/ogg"},
+        "video_note": {**file, "length": 240, "duration": 5},
         "audio": {**file, "duration": 120, "title": "song"},
         "video": {**file, "width": 640, "height": 360, "duration": 10},
         "document": {**file, "file_name": "notes.pdf", "mime_type": "application/pdf"},

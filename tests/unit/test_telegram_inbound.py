@@ -92,7 +92,7 @@ def test_forum_topics_are_separate_sessions_and_the_topic_root_is_no_reply(teleg
 def test_attachments_are_named_and_captions_read_as_text(telegram, me, kind):
     telegram.send_media(ALICE, kind)
     inbound = read(telegram, me)
-    assert inbound.attachment == kind and inbound.text == ""
+    assert inbound.attachment.kind == kind and inbound.text == ""
     telegram.send_media(ALICE, kind, caption="what is this?")
     assert read(telegram, me).text == "what is this?"
 

@@ -23,6 +23,7 @@ from bot.adapters.telegram.access import AccessGate
 from bot.adapters.telegram.channel import TelegramChannel
 from bot.adapters.telegram.commands import StartCommand
 from bot.adapters.telegram.delivery import TelegramSender
+from bot.adapters.telegram.files import TelegramFiles, download_limit_bytes
 from bot.adapters.telegram.flood_control import FloodControl
 from bot.adapters.telegram.handlers import MessageHandlerFn, TelegramUpdateHandler
 from bot.adapters.telegram.http_transport import AiohttpRequest
@@ -62,6 +63,7 @@ class TelegramBot:
         self.options = options
         self._commands = commands
         self.processor = ChatOrderedProcessor()
+        request = AiohttpRequest(connection_pool_size=CONNECTION_POOL_SIZE)
         builder = (
             ApplicationBuilder()
             .token(options.token)
@@ -69,7 +71,7 @@ class TelegramBot:
             .base_file_url(f"{options.api_url}/file/bot")
             .concurrent_updates(self.processor)
             .rate_limiter(FloodControl())
-            .request(AiohttpRequest(connection_pool_size=CONNECTION_POOL_SIZE))
+            .request(request)
             .get_updates_request(AiohttpRequest(connection_pool_size=1))
         )
         inbox = None
@@ -103,6 +105,14 @@ class TelegramBot:
         if inbox is not None:
             self.processor.on_done = lambda update: inbox.done(update.update_id)  # type: ignore[attr-defined]
         self.sender = TelegramSender(self.application.bot)
+        self.files = TelegramFiles(
+            self.application.bot,
+            request,
+            lambda: download_limit_bytes(
+                options.api_url, config.current().telegram.max_file_megabytes
+            ),
+        )
+        """What handlers download attachments with (see `files.py`)."""
         self.typing = TypingIndicators(self.sender, options.typing_interval_seconds)
         self.channel = TelegramChannel(
             self.sender, config, self.typing, options.edit_interval_seconds

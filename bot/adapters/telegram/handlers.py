@@ -99,7 +99,7 @@ class TelegramUpdateHandler:
             await self._reply(inbound, GAVE_UP_TEXT)
             return  # handled: the inbox marks it done
         if inbound.attachment and not inbound.text:
-            await self._reply(inbound, ATTACHMENT_ONLY.format(kind=_spoken(inbound.attachment)))
+            await self._reply(inbound, ATTACHMENT_ONLY.format(kind=inbound.attachment.spoken))
             return
         if not inbound.text:
             await self._reply(inbound, EMPTY_MENTION)
@@ -135,7 +135,7 @@ class TelegramUpdateHandler:
         inbox = self.inbox
         text = inbound.text
         if inbound.attachment:
-            text += ATTACHMENT_NOTE.format(kind=_spoken(inbound.attachment))
+            text += ATTACHMENT_NOTE.format(kind=inbound.attachment.spoken)
         message = IncomingMessage(
             address=inbound.address,
             user_id=str(inbound.user_id),
@@ -179,7 +179,3 @@ class TelegramUpdateHandler:
                 await self._sender.send(inbound.address, part, reply_to=reply_to)
         except DeliveryFailed as exc:
             log.warning("[Telegram] could not answer user %s: %s", inbound.user_id, exc)
-
-
-def _spoken(kind: str) -> str:
-    return kind.replace("_", " ")

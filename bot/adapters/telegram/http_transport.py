@@ -15,6 +15,16 @@ from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
+DOWNLOAD_CHUNK_BYTES = 64 * 1024
+
+
+class BodyTooLarge(Exception):
+    """A download went past the size it was allowed."""
+
+    def __init__(self, limit_bytes: int) -> None:
+        super().__init__(f"more than {limit_bytes} bytes")
+        self.limit_bytes = limit_bytes
+
 
 class AiohttpRequest(BaseRequest):
     """One aiohttp session with a bounded connection pool; PTB calls `do_request`."""
@@ -85,6 +95,34 @@ class AiohttpRequest(BaseRequest):
             raise TimedOut from exc
         except aiohttp.ClientError as exc:
             raise NetworkError(f"aiohttp.{type(exc).__name__}: {exc}") from exc
+
+    async def fetch_bounded(self, url: str, max_bytes: int, timeout_seconds: float) -> bytes:
+        """GET a file into memory, reading at most `max_bytes` (`BodyTooLarge` past that).
+
+        PTB's own `retrieve` reads any size; a file URL holds the bot token, so errors name
+        the failure, never the URL.
+        """
+        if self._session is None or self._session.closed:
+            raise RuntimeError("AiohttpRequest is not initialized")
+        timeout = aiohttp.ClientTimeout(
+            total=timeout_seconds, sock_connect=self._connect_timeout, sock_read=30.0
+        )
+        try:
+            async with self._session.get(url, timeout=timeout) as response:
+                if response.status != 200:
+                    raise NetworkError(f"file download answered HTTP {response.status}")
+                if response.content_length is not None and response.content_length > max_bytes:
+                    raise BodyTooLarge(max_bytes)
+                body = bytearray()
+                async for chunk in response.content.iter_chunked(DOWNLOAD_CHUNK_BYTES):
+                    body.extend(chunk)
+                    if len(body) > max_bytes:
+                        raise BodyTooLarge(max_bytes)
+                return bytes(body)
+        except TimeoutError as exc:
+            raise TimedOut("file download timed out") from exc
+        except aiohttp.ClientError as exc:
+            raise NetworkError(f"file download failed: aiohttp.{type(exc).__name__}") from exc
 
 
 def _or(value: ODVInput[float], default: float | None) -> float | None:

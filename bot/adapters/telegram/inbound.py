@@ -1,4 +1,4 @@
-"""What an update asks of the bot: a text turn, an attachment it cannot read, or nothing.
+"""What an update asks of the bot: a text turn, an attachment, or nothing.
 
 Only the bot's own business passes: edited messages, messages of other bots, commands meant
 for another bot and, in groups, messages that neither mention the bot nor reply to it (when
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from telegram import Message, MessageEntity, Update
 from telegram.constants import ChatType
@@ -37,6 +37,30 @@ _COMMAND_TARGET = re.compile(r"^/[A-Za-z0-9_]{1,32}@([A-Za-z0-9_]+)")
 
 
 @dataclass(frozen=True)
+class Attachment:
+    """What came with a message besides its text, described without downloading it.
+
+    Handlers dispatch on `kind`; `file_id` is None for what holds no file (a location, a
+    poll...). Sizes and types are Telegram's claims: a download checks the size again.
+    """
+
+    kind: str
+    """One of `ATTACHMENT_KINDS`: `voice`, `audio`, `video_note`, `photo`, `document`..."""
+    file_id: str | None = None
+    size: int | None = None
+    """Bytes, when Telegram says (it usually does)."""
+    mime_type: str | None = None
+    duration: int | None = None
+    """Seconds, for voice notes, audio, videos and video notes."""
+    file_name: str | None = None
+
+    @property
+    def spoken(self) -> str:
+        """The kind in words: `video note`."""
+        return self.kind.replace("_", " ")
+
+
+@dataclass(frozen=True)
 class BotIdentity:
     """Who the bot is in Telegram, from getMe: needed to tell mentions and replies to it."""
 
@@ -54,8 +78,8 @@ class Inbound:
     sent_at: datetime
     text: str
     """The text or caption, the bot's @mention removed; may be empty."""
-    attachment: str | None
-    """What else came with it (`photo`, `voice`...), which the bot cannot read."""
+    attachment: Attachment | None
+    """What else came with it (a photo, a voice note...), if anything."""
     in_group: bool
     user_name: str | None = None
 
@@ -94,9 +118,29 @@ def read_update(update: Update, me: BotIdentity, require_mention: bool) -> Inbou
         message_id=message.message_id,
         sent_at=message.date,
         text=_without_mention(text, me) if in_group else text.strip(),
-        attachment=next((kind for kind in ATTACHMENT_KINDS if getattr(message, kind, None)), None),
+        attachment=attachment_of(message),
         in_group=in_group,
         user_name=message.from_user.first_name,
+    )
+
+
+def attachment_of(message: Message) -> Attachment | None:
+    """The message's attachment, if any; of a photo, its largest size."""
+    kind = next((kind for kind in ATTACHMENT_KINDS if getattr(message, kind, None)), None)
+    if kind is None:
+        return None
+    media = getattr(message, kind)
+    if isinstance(media, tuple):  # a photo comes in several sizes, smallest first
+        media = media[-1]
+    file_id = getattr(media, "file_id", None)
+    duration = getattr(media, "duration", None)
+    return Attachment(
+        kind=kind,
+        file_id=file_id if isinstance(file_id, str) else None,
+        size=getattr(media, "file_size", None),
+        mime_type=getattr(media, "mime_type", None),
+        duration=int(duration.total_seconds()) if isinstance(duration, timedelta) else duration,
+        file_name=getattr(media, "file_name", None),
     )
 
 
