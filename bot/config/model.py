@@ -42,6 +42,9 @@ class LlmConfig(Section):
     )
     retry_attempts: int = Field(4, ge=1, le=20, description="Attempts per LLM request.")
     retry_max_seconds: float = Field(60, ge=0, le=3600, description="Total time spent retrying.")
+    vision: bool = Field(
+        False, description="The model reads images: photos go to it as image parts."
+    )
 
 
 class TelegramConfig(Section):
@@ -154,6 +157,24 @@ class MemoryConfig(Section):
         return self
 
 
+class MediaConfig(Section):
+    """Photos and documents people send (see docs/TELEGRAM.md): the limits of reading them."""
+
+    image_max_side: int = Field(
+        1024, ge=64, le=8192, description="An image's longest side, in pixels, sent to the model."
+    )
+    image_max_pixels: int = Field(
+        50_000_000, ge=1_000_000, le=1_000_000_000, description="Larger images are refused."
+    )
+    document_max_pages: int = Field(300, ge=1, le=10_000, description="PDF pages read.")
+    document_max_chars: int = Field(
+        300_000, ge=1_000, le=10_000_000, description="A document's text is cut here."
+    )
+    read_timeout_seconds: float = Field(
+        60, gt=0, le=600, description="Reading one file (text, resizing), wall clock."
+    )
+
+
 class RateLimitConfig(Section):
     """Per-user message rate limit."""
 
@@ -178,6 +199,7 @@ class RuntimeConfig(Section):
     telegram: TelegramConfig = Field(default_factory=TelegramConfig)
     rag: RagConfig = Field(default_factory=RagConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    media: MediaConfig = Field(default_factory=MediaConfig)
     rate_limit: RateLimitConfig = Field(default_factory=RateLimitConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
 

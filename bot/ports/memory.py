@@ -8,6 +8,7 @@ Short-term memory (`ShortTermMemory`) implements most of them; the LLM extractor
     context building (order 20)   MemoryRecall
     memory persist (order 50)     ExchangeMemory, FactExtraction
     the `memory` tool             MemoryItemsPort, RememberingPreference
+    a shared document's note      DocumentNotes
     LLM fact extraction           ExtractionTarget
     `/memory`, `/forget`          UserMemoryStore, PendingExtraction
     `TurnRunner`                  RememberingPreference
@@ -72,6 +73,14 @@ class MemoryItemsPort(Protocol):
 
     async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
         """Delete one item of this user; None when the user has no such item."""
+        ...
+
+
+class DocumentNotes(Protocol):
+    """Where a shared document's one-line note goes (`bot/media/library.py`)."""
+
+    async def add(self, user_id: str, new_items: list[MemoryItem]) -> list[MemoryItem]:
+        """Store the items (merged into kept ones they repeat); returns them as stored."""
         ...
 
 

@@ -1,8 +1,9 @@
-"""Conversation exchanges as LightRAG documents, in the product spec's format.
+"""Conversation exchanges, and pieces of documents people share, as LightRAG documents.
 
 A document's `file_source` keeps the spec's `conv_YYYYMMDD_HHmmss` form and adds its owner,
 its chat and a random suffix: the server answers 409 to a repeated name and keeps only the
 basename, and the owner tag is what lets retrieval keep each user's memories to that user.
+A shared document's pieces are named `doc_…` the same way.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from datetime import datetime
 
 from bot.ports.rag import RagDocument
 
-_SOURCE = re.compile(r"^conv_\d{8}_\d{6}_u([A-Za-z0-9]+)_c([A-Za-z0-9]+)_([a-z0-9]+)\.txt$")
+_SOURCE = re.compile(
+    r"^(?:conv|doc)_\d{8}_\d{6}_u([A-Za-z0-9]+)_c([A-Za-z0-9]+)_([a-z0-9]+)\.txt$"
+)
 
 
 def exchange_document(
@@ -37,6 +40,20 @@ def exchange_document(
     )
 
 
+def shared_file_piece(
+    owner: str, chat_key: str, header: str, text: str, at: datetime
+) -> RagDocument:
+    """One piece of a document someone shared, under a `doc_…` name carrying the same owner
+    and chat tags as an exchange, so isolation, the ledger and `/forget` apply."""
+    return RagDocument(
+        owner=owner,
+        chat_key=chat_key,
+        file_source=file_source_for(at, owner, chat_key, prefix="doc"),
+        text=f"{header}\n{text}",
+        created_at=at,
+    )
+
+
 def distinct(document: RagDocument) -> RagDocument:
     """The same exchange under a new name, with a `Participant:` line naming its owner.
 
@@ -45,7 +62,12 @@ def distinct(document: RagDocument) -> RagDocument:
     """
     return document.model_copy(
         update={
-            "file_source": file_source_for(document.created_at, document.owner, document.chat_key),
+            "file_source": file_source_for(
+                document.created_at,
+                document.owner,
+                document.chat_key,
+                prefix=document.file_source.split("_", 1)[0],
+            ),
             "text": f"{document.text}\nParticipant: {tag(document.owner)}",
         }
     )
@@ -68,10 +90,11 @@ def format_exchange(
     return "\n".join(lines)
 
 
-def file_source_for(at: datetime, owner: str, chat_key: str) -> str:
-    """`conv_20260207_143000_u42_c1001_k3x9...txt`: unique, and naming owner and chat."""
+def file_source_for(at: datetime, owner: str, chat_key: str, prefix: str = "conv") -> str:
+    """`conv_20260207_143000_u42_c1001_k3x9...txt`: unique, and naming owner and chat; a
+    shared document's pieces begin `doc_`."""
     nonce = secrets.token_hex(5)
-    return f"conv_{at:%Y%m%d_%H%M%S}_u{tag(owner)}_c{tag(chat_key)}_{nonce}.txt"
+    return f"{prefix}_{at:%Y%m%d_%H%M%S}_u{tag(owner)}_c{tag(chat_key)}_{nonce}.txt"
 
 
 def owner_tag_of(file_source: str) -> str | None:

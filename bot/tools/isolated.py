@@ -23,35 +23,51 @@ class IsolatedFailure(Exception):
 class IsolatedScript:
     """Runs one standard-library script per call, at most `max_parallel` at once."""
 
-    def __init__(self, script: Path, limit_seconds: float, max_parallel: int = 0) -> None:
+    def __init__(
+        self,
+        script: Path,
+        limit_seconds: float,
+        max_parallel: int = 0,
+        standard_library_only: bool = True,
+    ) -> None:
+        """`standard_library_only=False` lets the script import installed packages (`-I`
+        without `-S`); it must then put its own code's folder on `sys.path` itself."""
         self.script = script
         self.limit_seconds = limit_seconds
+        self._flags = ["-I", "-S"] if standard_library_only else ["-I"]
         self._max_parallel = max_parallel or os.cpu_count() or 2
         self._slots: asyncio.Semaphore | None = None  # made in the loop that uses it
 
     async def run(self, text: str) -> str:
         """The script's stdout for `text` on its stdin. Raises `IsolatedFailure`, or OSError
         when no child process can be started."""
+        output = await self.run_bytes(text.encode("utf-8"))
+        return output.decode("utf-8", "replace")
+
+    async def run_bytes(
+        self, data: bytes, args: list[str] | None = None, limit_seconds: float | None = None
+    ) -> bytes:
+        """The script's stdout for `data` on its stdin and `args` on its command line, within
+        `limit_seconds` (default: the script's own limit)."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._max_parallel)
         async with self._slots:
-            return await self._run(text)
+            return await self._run(data, args or [], limit_seconds or self.limit_seconds)
 
-    async def _run(self, text: str) -> str:
+    async def _run(self, data: bytes, args: list[str], limit: float) -> bytes:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
-            "-I",
-            "-S",
+            *self._flags,
             str(self.script),
+            *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
         )
         try:
-            async with asyncio.timeout(self.limit_seconds):
-                output, _ = await process.communicate(text.encode("utf-8"))
+            async with asyncio.timeout(limit):
+                output, _ = await process.communicate(data)
         except TimeoutError:
-            limit = self.limit_seconds
             raise IsolatedFailure(f"took longer than {limit:g} seconds and was stopped") from None
         finally:
             if process.returncode is None:
@@ -60,4 +76,4 @@ class IsolatedScript:
                 await asyncio.shield(process.wait())  # reaped even if cancelled again
         if process.returncode != 0:
             raise IsolatedFailure("was stopped before it finished (out of time or memory)")
-        return output.decode("utf-8", "replace")
+        return output

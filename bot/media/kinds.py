@@ -1,0 +1,60 @@
+"""What kind of file was sent: an image the model may look at, a document whose text the bot
+reads, or something it cannot open. Decided from the name and the sender's MIME type only:
+the bytes are judged by the reader itself, which refuses what does not parse."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import PurePosixPath
+
+
+class FileKind(StrEnum):
+    IMAGE = "image"
+    PDF = "pdf"
+    DOCX = "docx"
+    TEXT = "text"
+    MARKDOWN = "markdown"
+
+
+DOCUMENT_KINDS = (FileKind.PDF, FileKind.DOCX, FileKind.TEXT, FileKind.MARKDOWN)
+SUPPORTED_DOCUMENTS = "PDF, DOCX, TXT and Markdown"
+"""For the message that refuses any other type."""
+
+_BY_SUFFIX = {
+    ".pdf": FileKind.PDF,
+    ".docx": FileKind.DOCX,
+    ".txt": FileKind.TEXT,
+    ".text": FileKind.TEXT,
+    ".log": FileKind.TEXT,
+    ".csv": FileKind.TEXT,
+    ".md": FileKind.MARKDOWN,
+    ".markdown": FileKind.MARKDOWN,
+    ".jpg": FileKind.IMAGE,
+    ".jpeg": FileKind.IMAGE,
+    ".png": FileKind.IMAGE,
+    ".webp": FileKind.IMAGE,
+    ".gif": FileKind.IMAGE,
+    ".bmp": FileKind.IMAGE,
+}
+_BY_MIME = {
+    "application/pdf": FileKind.PDF,
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": FileKind.DOCX,
+    "text/plain": FileKind.TEXT,
+    "text/csv": FileKind.TEXT,
+    "text/markdown": FileKind.MARKDOWN,
+    "text/x-markdown": FileKind.MARKDOWN,
+    "image/jpeg": FileKind.IMAGE,
+    "image/png": FileKind.IMAGE,
+    "image/webp": FileKind.IMAGE,
+    "image/gif": FileKind.IMAGE,
+    "image/bmp": FileKind.IMAGE,
+}
+
+
+def file_kind(file_name: str | None, mime_type: str | None) -> FileKind | None:
+    """The kind of a file by its MIME type, else its name's suffix; None when unsupported."""
+    mime = (mime_type or "").split(";", 1)[0].strip().lower()
+    if mime in _BY_MIME:
+        return _BY_MIME[mime]
+    suffix = PurePosixPath(file_name or "").suffix.lower()
+    return _BY_SUFFIX.get(suffix)

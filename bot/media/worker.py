@@ -1,0 +1,60 @@
+"""The child process that reads one file: `python -I bot/media/worker.py '<job JSON>'`.
+
+The file's bytes come on stdin; one JSON object goes to stdout: the result, or
+`{"error": "<message for the sender>"}`. The address space is capped first, so a
+decompression bomb ends this process, not the bot. Started by `MediaReader`, which kills it
+when its time is up.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import resource
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `-I` leaves the repo out
+
+from bot.media.extraction import UnreadableFile, extract_text
+from bot.media.images import downscale_image
+from bot.media.kinds import FileKind
+
+
+def run(job: dict[str, Any], data: bytes) -> dict[str, Any]:
+    if job["task"] == "image":
+        image = downscale_image(data, job["max_side"], job["max_pixels"])
+        return {
+            "data": base64.b64encode(image.data).decode("ascii"),
+            "mime_type": image.mime_type,
+            "width": image.width,
+            "height": image.height,
+        }
+    found = extract_text(data, FileKind(job["kind"]), job["max_pages"], job["max_chars"])
+    return {
+        "text": found.text,
+        "pages": found.pages,
+        "pages_read": found.pages_read,
+        "truncated": found.truncated,
+    }
+
+
+def main() -> None:
+    job = json.loads(sys.argv[1])
+    limit = job["memory_mb"] * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    data = sys.stdin.buffer.read()
+    try:
+        answer = run(job, data)
+    except UnreadableFile as exc:
+        answer = {"error": str(exc)}
+    except MemoryError:
+        answer = {"error": "This file needs more memory to read than I allow, so I stopped."}
+    except Exception as exc:  # a damaged file can break a library anywhere
+        answer = {"error": f"I couldn't read this file ({type(exc).__name__}): it seems damaged."}
+    sys.stdout.write(json.dumps(answer))
+
+
+if __name__ == "__main__":
+    main()

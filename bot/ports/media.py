@@ -1,0 +1,24 @@
+"""Reading what people send: a document's text, an image small enough for the model."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from bot.config.model import MediaConfig
+    from bot.media.extraction import ExtractedText
+    from bot.media.images import PreparedImage
+    from bot.media.kinds import FileKind
+
+
+class MediaReaderPort(Protocol):
+    async def read_document(
+        self, data: bytes, kind: FileKind, limits: MediaConfig
+    ) -> ExtractedText:
+        """The text of a PDF, DOCX, TXT or Markdown file within `limits`, read without
+        blocking the event loop; raises `UnreadableFile` with a message for the sender."""
+        ...
+
+    async def prepare_image(self, data: bytes, limits: MediaConfig) -> PreparedImage:
+        """The image shrunk to `limits.image_max_side`; raises `UnreadableFile`."""
+        ...

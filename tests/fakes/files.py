@@ -1,0 +1,62 @@
+"""Real small files for tests, made by the libraries that read them: PDFs, DOCX, images."""
+
+from __future__ import annotations
+
+import io
+
+from pypdf import PdfWriter
+from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+
+def pdf_with_text(*pages: str) -> bytes:
+    """A PDF whose pages each show one text (lines split on newlines), in Helvetica; an empty
+    string makes a page with no text at all, as a scan without a text layer reads."""
+    writer = PdfWriter()
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"),
+        }
+    )
+    font_ref = writer._add_object(font)
+    for text in pages:
+        page = writer.add_blank_page(width=612, height=792)
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font_ref})}
+        )
+        stream = DecodedStreamObject()
+        stream.set_data(_text_operators(text))
+        page[NameObject("/Contents")] = writer._add_object(stream)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _text_operators(text: str) -> bytes:
+    if not text:
+        return b""
+    lines = []
+    for line in text.split("\n"):
+        escaped = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        lines.append(f"({escaped}) Tj 0 -16 Td")
+    return ("BT /F1 12 Tf 72 740 Td " + " ".join(lines) + " ET").encode("latin-1")
+
+
+def docx_with_paragraphs(*paragraphs: str) -> bytes:
+    import docx
+
+    document = docx.Document()
+    for paragraph in paragraphs:
+        document.add_paragraph(paragraph)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def png_image(width: int, height: int, colour: tuple[int, int, int] = (200, 30, 30)) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), colour).save(out, format="PNG")
+    return out.getvalue()
