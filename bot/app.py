@@ -16,10 +16,13 @@ from bot.commands import CommandRegistry, CoreCommands
 from bot.commands.memory import MemoryCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
+from bot.media.library import DocumentLibrary
+from bot.media.reader import MediaReader
 from bot.memory.llm_extraction import LlmFactExtractor
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
 from bot.pipeline import Pipeline
+from bot.pipeline.attachments import AttachmentSystem
 from bot.pipeline.context_building import ContextBuildingSystem
 from bot.pipeline.memory_persist import MemoryPersistSystem
 from bot.pipeline.rag_indexing import RagIndexingSystem
@@ -111,6 +114,7 @@ class BotApp:
         tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember)])
         pipeline = Pipeline(
             [
+                AttachmentSystem(MediaReader(), DocumentLibrary(indexer, memory)),
                 ContextBuildingSystem(PromptFiles(settings.prompts_dir), tools, memory, rag),
                 ToolLoopSystem(llm, tools),
                 MemoryPersistSystem(memory, extractor),

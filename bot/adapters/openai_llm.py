@@ -7,6 +7,7 @@ read; the exception types of `openai` never reach the pipeline.
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import logging
 import re
@@ -28,7 +29,7 @@ from tenacity import (
 )
 
 from bot.conversation import ChatMessage, ToolCall
-from bot.ports.llm import LlmError, LlmRequest, LlmResponse, TextListener, ToolSpec
+from bot.ports.llm import ImageInput, LlmError, LlmRequest, LlmResponse, TextListener, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +109,7 @@ class OpenAiLlm:
         # Messages and tools are plain JSON already. Passed as `extra_body` they skip the SDK's
         # recursive TypedDict transform, which costs about a millisecond per turn with history.
         body: dict[str, Any] = {
-            "messages": [_to_openai(m) for m in request.messages],
+            "messages": _with_images([_to_openai(m) for m in request.messages], request.images),
             self._max_tokens_field: request.max_output_tokens,
         }
         if request.tools:
@@ -150,6 +151,22 @@ def _to_openai(message: ChatMessage) -> dict[str, Any]:
     elif data["content"] is None and not message.tool_calls:
         data["content"] = ""
     return data
+
+
+def _with_images(
+    messages: list[dict[str, Any]], images: tuple[ImageInput, ...]
+) -> list[dict[str, Any]]:
+    """The last user message as content parts: its text, then each image as a data URL."""
+    last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
+    if not images or last_user < 0:
+        return messages
+    parts: list[dict[str, Any]] = [{"type": "text", "text": messages[last_user]["content"]}]
+    for image in images:
+        encoded = base64.b64encode(image.data).decode("ascii")
+        url = f"data:{image.mime_type};base64,{encoded}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    messages[last_user] = {**messages[last_user], "content": parts}
+    return messages
 
 
 def _tool_to_openai(spec: ToolSpec) -> dict[str, Any]:

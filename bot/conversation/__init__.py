@@ -1,6 +1,7 @@
 """Conversation data: messages, addresses and sessions."""
 
 from bot.conversation.messages import (
+    Attachment,
     ChatAddress,
     ChatMessage,
     IncomingMessage,
@@ -12,6 +13,7 @@ from bot.conversation.scope import MemoryScope, Speaker, memory_scope_of
 from bot.conversation.session import Session, estimate_tokens, recent_history
 
 __all__ = [
+    "Attachment",
     "ChatAddress",
     "ChatMessage",
     "IncomingMessage",

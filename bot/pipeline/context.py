@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from bot.config import RuntimeConfig
 from bot.conversation import ChatMessage, IncomingMessage, MemoryScope, Session, memory_scope_of
 from bot.ports.channel import ChannelPort, ReplyStream
+from bot.ports.llm import ImageInput
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,10 @@ class TurnContext:
     """Whose memory this turn recalls and stores: the user's in private, the group's in a
     group. Computed once from the message; every memory read and write goes through it."""
 
+    # Filled by attachments (10).
+    images: list[ImageInput] = field(default_factory=list)
+    """A photo for the model, this turn only: never in the session (`llm.vision`)."""
+
     # Filled by context building (20).
     system_prompt: str = ""
     memory_pack: str = ""
@@ -44,7 +49,8 @@ class TurnContext:
     final_text: str | None = None
     """The model's final answer; None when there is none."""
     notice: str | None = None
-    """What to tell the user instead of an answer (LLM down, a limit reached)."""
+    """What to tell the user instead of the model's answer (LLM down, a limit reached, a
+    document filed); once set, the model is not asked."""
 
     # Filled by response routing (60).
     reply_sent: bool = False

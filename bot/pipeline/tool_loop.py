@@ -8,7 +8,7 @@ import logging
 from bot.config.model import LlmConfig
 from bot.conversation import ChatMessage, recent_history
 from bot.pipeline.context import TurnContext
-from bot.ports.llm import LlmError, LlmPort, LlmRequest, LlmResponse, ToolSpec
+from bot.ports.llm import ImageInput, LlmError, LlmPort, LlmRequest, LlmResponse, ToolSpec
 from bot.tools import ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ class ToolLoopSystem:
         self._tools = tools
 
     def should_process(self, ctx: TurnContext) -> bool:
-        return ctx.final_text is None
+        return ctx.final_text is None and ctx.notice is None
 
     async def process(self, ctx: TurnContext) -> None:
         limits = ctx.config.llm
@@ -67,7 +67,7 @@ class ToolLoopSystem:
         specs = self._tools.specs(ctx.config.tools)
 
         for _ in range(limits.max_tool_iterations):
-            request = _request(limits, prompt + turn, specs)
+            request = _request(limits, prompt + turn, specs, ctx.images)
             response = await self._llm.complete(request, on_text)
             if response.truncated:  # a cut tool call's arguments are broken: answer instead
                 turn.append(ChatMessage.assistant(with_cut_note(response.text, limits)))
@@ -122,7 +122,12 @@ def with_cut_note(text: str | None, limits: LlmConfig) -> str:
     return f"{text.rstrip()}\n\n{note}" if text and text.strip() else note
 
 
-def _request(limits: LlmConfig, messages: list[ChatMessage], specs: list[ToolSpec]) -> LlmRequest:
+def _request(
+    limits: LlmConfig,
+    messages: list[ChatMessage],
+    specs: list[ToolSpec],
+    images: list[ImageInput],
+) -> LlmRequest:
     return LlmRequest(
         messages=messages,
         model=limits.model,
@@ -133,4 +138,5 @@ def _request(limits: LlmConfig, messages: list[ChatMessage], specs: list[ToolSpe
         tools=specs,
         retry_attempts=limits.retry_attempts,
         retry_max_seconds=limits.retry_max_seconds,
+        images=tuple(images),
     )

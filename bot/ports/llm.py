@@ -23,6 +23,15 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class ImageInput:
+    """An image for the model to look at, in this request only: it goes with the last user
+    message, and no `ChatMessage` holds it, so no session stores it or resends it."""
+
+    data: bytes = field(repr=False)
+    mime_type: str
+
+
+@dataclass(frozen=True)
 class LlmRequest:
     """One chat completion, with the limits the adapter must honour."""
 
@@ -40,6 +49,8 @@ class LlmRequest:
     response_schema: dict[str, Any] | None = None
     """A JSON schema the answer's text must follow (structured output), its `title` naming it
     to the API. Such a request is never streamed: half a JSON object is of no use to anyone."""
+    images: tuple[ImageInput, ...] = ()
+    """Images sent with the last user message of `messages` (`llm.vision`)."""
 
 
 @dataclass(frozen=True)

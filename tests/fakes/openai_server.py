@@ -8,6 +8,7 @@ thread, so a bot started as a subprocess, a benchmark and async tests can all us
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import threading
 import time
@@ -55,8 +56,55 @@ class EchoResponder:
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-        question = users[-1]["content"] if users else ""
+        question = text_of(users[-1]["content"]) if users else ""
         return Reply(text=echo(question), delay=self.latency(), chunk_delay=self.chunk_delay)
+
+
+def text_of(content: Any) -> str:
+    """A message's text, whether plain or in content parts (a message with images)."""
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+    return str(content or "")
+
+
+IMAGE_MAGIC = {"image/jpeg": b"\xff\xd8\xff", "image/png": b"\x89PNG\r\n\x1a\n"}
+
+
+def images_in(body: dict[str, Any]) -> list[tuple[str, bytes]]:
+    """Every image part of a request, as (role of its message, decoded bytes)."""
+    found = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            if part.get("type") == "image_url":
+                encoded = part["image_url"]["url"].partition(",")[2]
+                found.append((message["role"], base64.b64decode(encoded)))
+    return found
+
+
+def invalid_image_part(body: dict[str, Any]) -> str | None:
+    """What a real vision API would refuse in a request's image parts: a part of an unknown
+    type, an image anywhere but a user message, a URL that is no base64 data URL, or bytes
+    that are not the image type it names. None when every part is well formed."""
+    for message in body.get("messages", []):
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            kind = part.get("type")
+            if kind == "text":
+                continue
+            if kind != "image_url" or message.get("role") != "user":
+                return f"unexpected content part {kind!r} in a {message.get('role')} message"
+            header, _, encoded = str(part.get("image_url", {}).get("url", "")).partition(",")
+            mime = header.removeprefix("data:").removesuffix(";base64")
+            if not header.startswith("data:") or not header.endswith(";base64"):
+                return "image_url is not a base64 data URL"
+            try:
+                data = base64.b64decode(encoded, validate=True)
+            except ValueError:
+                return "image data is not valid base64"
+            if mime not in IMAGE_MAGIC or not data.startswith(IMAGE_MAGIC[mime]):
+                return f"image data is not a {mime} image"
+    return None
 
 
 class FakeOpenAiServer(BackgroundServer):
@@ -134,6 +182,12 @@ class FakeOpenAiServer(BackgroundServer):
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
+        problem = invalid_image_part(body)
+        if problem is not None:  # as OpenAI does: 400, and no scripted reply is used up
+            with self._lock:
+                self.requests.append(body)
+            error = {"error": {"message": f"Invalid image: {problem}", "type": "invalid_request"}}
+            return web.json_response(error, status=400)
         reply = self.next_reply(body)
         if reply.delay:
             await asyncio.sleep(reply.delay)

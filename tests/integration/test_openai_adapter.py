@@ -7,8 +7,9 @@ import pytest
 
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.conversation import ChatMessage
-from bot.ports.llm import LlmError, LlmRequest, ToolSpec
-from tests.fakes.openai_server import FakeOpenAiServer, Reply
+from bot.ports.llm import ImageInput, LlmError, LlmRequest, ToolSpec
+from tests.fakes.files import png_image
+from tests.fakes.openai_server import FakeOpenAiServer, Reply, images_in
 
 TOOL = ToolSpec("calculator", "math", {"type": "object", "properties": {}})
 
@@ -265,3 +266,42 @@ async def test_following_a_long_stream_costs_time_linear_in_its_length(llm, serv
     assert joined[-1] == 200_000
     # Joined on every delta, the listener's texts would add up to 2.5 billion characters.
     assert sum(joined) < 10 * 200_000 + 4096 * 4096 // 8
+
+
+async def test_images_go_with_the_last_user_message_as_data_urls(llm, server):
+    jpeg = png_to_jpeg(png_image(64, 48))
+    history = [
+        ChatMessage(role="system", content="sys"),
+        ChatMessage.user("earlier question"),
+        ChatMessage.assistant("earlier answer"),
+        ChatMessage.user("[Photo] what is this?"),
+    ]
+    response = await llm.complete(
+        request(messages=history, images=(ImageInput(jpeg, "image/jpeg"),))
+    )
+    assert response.text == "echo: [Photo] what is this?"
+    body = server.requests[-1]
+    assert images_in(body) == [("user", jpeg)]
+    assert body["messages"][1] == {"role": "user", "content": "earlier question"}
+    assert body["messages"][3]["content"][0] == {"type": "text", "text": "[Photo] what is this?"}
+
+    await llm.complete(request(messages=[*history, ChatMessage.assistant("a cat")]))
+    assert images_in(server.requests[-1]) == []
+
+
+async def test_the_fake_refuses_an_image_that_is_not_what_it_says_as_a_real_api_would(llm, server):
+    server.script(Reply(text="kept for the next request"))
+    with pytest.raises(LlmError, match="HTTP 400"):
+        await llm.complete(request(images=(ImageInput(b"not a jpeg", "image/jpeg"),)))
+    assert (await llm.complete(request())).text == "kept for the next request"
+
+
+def png_to_jpeg(png: bytes) -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    with Image.open(io.BytesIO(png)) as image:
+        image.convert("RGB").save(out, format="JPEG")
+    return out.getvalue()

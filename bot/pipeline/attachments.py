@@ -1,0 +1,132 @@
+"""Order 10: a photo for the model to look at, or a document to read and remember.
+
+A photo, with `llm.vision` on, is shrunk and handed to the tool loop as an image for this
+turn only (`ctx.images`); the session keeps the message's text and the model's answer, never
+the bytes. A document's text is read, filed in the memory of the turn's scope, and the reply
+says what was read; the model is not asked. Whatever cannot be read gets a clear message and
+nothing is stored.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot.conversation import Attachment, ChatMessage
+from bot.media.extraction import ExtractedText, UnreadableFile
+from bot.media.kinds import SUPPORTED_DOCUMENTS, FileKind, file_kind
+from bot.media.library import DocumentLibrary
+from bot.pipeline.context import TurnContext
+from bot.ports.llm import ImageInput
+from bot.ports.media import MediaReaderPort
+
+log = logging.getLogger(__name__)
+
+VISION_OFF = (
+    "I can't look at images: this bot's model is set up for text only (llm.vision is off). "
+    "Please describe what's in it in words."
+)
+UNKNOWN_TYPE = (
+    "I can't open {name}: I read {supported} documents, and look at photos. Nothing was stored."
+)
+NO_TEXT_PDF = (
+    "I opened {name} ({pages}) but found no text in it: it looks like a scan (pictures of "
+    "pages), and I can't read text in pictures. Nothing was stored; a PDF with a text layer, "
+    "or the text pasted in a message, would work."
+)
+EMPTY_FILE = "{name} has no text in it, so there was nothing to remember."
+NOT_REMEMBERING = (
+    "I read {name} ({summary}), but you've turned remembering off (/remember on turns it "
+    "back on), so I haven't kept it."
+)
+RAG_OFF = (
+    "I read {name} ({summary}), but long-term memory is off on this bot (rag.enabled), so I "
+    "can't keep it to answer questions about it later."
+)
+FILED = (
+    "I read {name}: {summary}{cut}. It's in {whose} long-term memory now: ask me about it "
+    "any time (it takes a minute or so to be searchable)."
+)
+
+
+class AttachmentSystem:
+    """Reads `ctx.message.attachment`: sets `ctx.images` for the model, or files a document
+    and sets the reply as `ctx.notice` (so the tool loop and the exchange's storing skip)."""
+
+    name = "Attachments"
+    order = 10
+
+    def __init__(self, reader: MediaReaderPort, library: DocumentLibrary) -> None:
+        self._reader = reader
+        self._library = library
+
+    def should_process(self, ctx: TurnContext) -> bool:
+        return ctx.message.attachment is not None
+
+    async def process(self, ctx: TurnContext) -> None:
+        attachment = ctx.message.attachment
+        assert attachment is not None
+        kind = file_kind(attachment.file_name, attachment.mime_type)
+        name = _quoted(attachment.file_name)
+        try:
+            if kind is None:
+                ctx.notice = UNKNOWN_TYPE.format(name=name, supported=SUPPORTED_DOCUMENTS)
+            elif kind is FileKind.IMAGE:
+                await self._image(ctx, attachment)
+            else:
+                await self._document(ctx, attachment, kind)
+        except UnreadableFile as exc:
+            log.info("[Media] could not read a %s: %s", kind or "file", exc)
+            ctx.notice = f"{exc} Nothing was stored."
+
+    async def _image(self, ctx: TurnContext, attachment: Attachment) -> None:
+        if not ctx.config.llm.vision:
+            ctx.notice = VISION_OFF
+            return
+        image = await self._reader.prepare_image(attachment.data, ctx.config.media)
+        log.info("[Media] image of %dx%d for the model", image.width, image.height)
+        ctx.images = [ImageInput(image.data, image.mime_type)]
+
+    async def _document(self, ctx: TurnContext, attachment: Attachment, kind: FileKind) -> None:
+        name = _quoted(attachment.file_name)
+        found = await self._reader.read_document(attachment.data, kind, ctx.config.media)
+        summary = describe(found)
+        if not found.text:
+            ctx.notice = (
+                NO_TEXT_PDF.format(name=name, pages=summary)
+                if kind is FileKind.PDF
+                else EMPTY_FILE.format(name=name)
+            )
+            return
+        if not ctx.remembering:
+            ctx.notice = NOT_REMEMBERING.format(name=name, summary=summary)
+            return
+        if not ctx.config.rag.enabled:
+            ctx.notice = RAG_OFF.format(name=name, summary=summary)
+            return
+        scope, at = ctx.memory_scope, ctx.message.received_at
+        await self._library.file(scope, ctx.session.key, attachment.file_name, found.text, at)
+        source = f"turn:{ctx.session.key}:{at:%Y%m%dT%H%M%S%f}"
+        await self._library.note(scope, attachment.file_name, at, summary, source)
+        whose = "this group's" if scope.is_group else "my"
+        ctx.notice = FILED.format(name=name, summary=summary, cut=_cut_note(found), whose=whose)
+        ctx.turn_messages = [ChatMessage.assistant(ctx.notice)]
+
+
+def describe(found: ExtractedText) -> str:
+    """ "3 pages, 5,210 characters", for replies and the note."""
+    chars = f"{len(found.text):,} character{'s' if len(found.text) != 1 else ''}"
+    if found.pages is None:
+        return chars
+    return f"{found.pages} page{'s' if found.pages != 1 else ''}, {chars}"
+
+
+def _cut_note(found: ExtractedText) -> str:
+    if found.truncated:
+        return " (the rest was cut: the limit is media.documentMaxChars)"
+    if found.pages is not None and found.pages_read is not None and found.pages_read < found.pages:
+        return f" (I read the first {found.pages_read} pages: the limit is media.documentMaxPages)"
+    return ""
+
+
+def _quoted(file_name: str) -> str:
+    return f"“{' '.join(file_name.split())[:100] or 'this file'}”"

@@ -1,0 +1,204 @@
+"""A photo or a document through a real turn: the attachment system, the tool loop, the
+session store; the LLM scripted, the index queue and memory notes recorded."""
+
+import io
+from datetime import UTC, datetime
+
+import pytest
+from PIL import Image
+
+from bot.commands import CommandRegistry
+from bot.config import RuntimeConfigStore
+from bot.conversation import Attachment, ChatAddress, IncomingMessage
+from bot.media.library import DocumentLibrary
+from bot.media.reader import MediaReader
+from bot.pipeline import Pipeline
+from bot.pipeline.attachments import AttachmentSystem
+from bot.pipeline.response_routing import ResponseRoutingSystem
+from bot.pipeline.tool_loop import ToolLoopSystem
+from bot.rag.documents import owner_tag_of, tag
+from bot.storage.sessions import JsonSessionStore
+from bot.tools import ToolRegistry
+from bot.turns import TurnRunner
+from tests.fakes.channel import RecordingChannel
+from tests.fakes.files import docx_with_paragraphs, pdf_with_text, png_image
+from tests.fakes.llm import ScriptedLlm, text
+
+AT = datetime(2026, 11, 23, 21, 5, tzinfo=UTC)
+PRIVATE = ChatAddress("telegram", "42")
+GROUP = ChatAddress("telegram", "-100777")
+
+
+class Queue:
+    def __init__(self):
+        self.documents = []
+
+    async def enqueue(self, document):
+        self.documents.append(document)
+
+
+class Notes:
+    enabled = True
+
+    def __init__(self):
+        self.added = []
+
+    async def add(self, owner, items):
+        self.added += [(owner, item) for item in items]
+        return items
+
+
+class Bot:
+    def __init__(self, tmp_path, config):
+        path = tmp_path / "runtime-config.json"
+        path.write_text(config)
+        self.llm = ScriptedLlm()
+        self.queue, self.notes = Queue(), Notes()
+        self.sessions = JsonSessionStore(tmp_path / "sessions")
+        attachments = AttachmentSystem(MediaReader(), DocumentLibrary(self.queue, self.notes))
+        pipeline = Pipeline(
+            [attachments, ToolLoopSystem(self.llm, ToolRegistry([])), ResponseRoutingSystem()]
+        )
+        store = RuntimeConfigStore(path)
+        self.runner = TurnRunner(pipeline, self.sessions, store, CommandRegistry())
+        self.channel = RecordingChannel()
+
+    async def send(self, text, attachment=None, address=PRIVATE, user="42", name=None):
+        message = IncomingMessage(
+            address,
+            user,
+            text,
+            received_at=AT,
+            user_name=name,
+            in_group=address is GROUP,
+            attachment=attachment,
+        )
+        await self.runner.handle(message, self.channel)
+        return self.channel.texts()[-1]
+
+
+VISION = '{"llm": {"vision": true}, "rag": {"enabled": true}}'
+
+
+@pytest.fixture
+def bot(tmp_path):
+    return Bot(tmp_path, VISION)
+
+
+def photo(width=2400, height=1600):
+    return Attachment("photo.jpg", "image/jpeg", png_image(width, height))
+
+
+async def test_a_photo_reaches_the_model_shrunk_once_and_never_the_session(bot, tmp_path):
+    bot.llm.steps.append(text("A red square on a plain background."))
+    reply = await bot.send("[Photo] what is this?", photo())
+    assert reply == "A red square on a plain background."
+
+    [request] = bot.llm.requests
+    [image] = request.images
+    with Image.open(io.BytesIO(image.data)) as seen:
+        assert max(seen.size) == 1024 and image.mime_type == "image/jpeg"
+    assert request.messages[-1].content == "[Photo] what is this?"
+
+    await bot.send("and what colour was it?")
+    assert bot.llm.requests[-1].images == ()  # the photo is not sent again
+    history = [m.content for m in bot.llm.requests[-1].messages[1:]]
+    assert history[:2] == ["[Photo] what is this?", "A red square on a plain background."]
+
+    saved = (tmp_path / "sessions").rglob("*.json")
+    assert all(path.stat().st_size < 4000 for path in saved)  # words only, no image
+
+
+async def test_with_vision_off_a_photo_gets_a_clear_message_and_no_model_call(tmp_path):
+    bot = Bot(tmp_path, '{"llm": {"vision": false}}')
+    reply = await bot.send("[Photo]", photo())
+    assert "llm.vision is off" in reply
+    assert bot.llm.requests == []
+
+
+async def test_a_broken_image_gets_a_clear_message_and_no_model_call(bot):
+    reply = await bot.send("[Photo]", Attachment("photo.jpg", "image/jpeg", b"\xff\xd8broken"))
+    assert "couldn't open this image" in reply and "Nothing was stored." in reply
+    assert bot.llm.requests == []
+
+
+async def test_a_pdf_is_filed_in_the_senders_memory_and_noted(bot):
+    pdf = pdf_with_text("The spare key is under the blue flowerpot.", "Wifi: Lighthouse-77.")
+    reply = await bot.send("[Document: house.pdf]", Attachment("house.pdf", None, pdf))
+
+    assert reply.startswith("I read “house.pdf”: 2 pages, ")
+    assert "It's in my long-term memory now" in reply
+    assert bot.llm.requests == []  # the reply needs no model
+    [piece] = bot.queue.documents
+    assert owner_tag_of(piece.file_source) == "42" and piece.file_source.startswith("doc_")
+    assert "blue flowerpot" in piece.text and "Lighthouse-77" in piece.text
+    header = 'Document "house.pdf", shared on 2026-11-23 21:05 UTC, part 1 of 1:'
+    assert piece.text.startswith(header)
+    [(owner, note)] = bot.notes.added
+    assert owner == "42" and note.type == "note"
+    assert note.content.startswith('The user shared the document "house.pdf" (2 pages, ')
+    assert "2026-11-23 21:05 UTC" in note.content
+
+    session = await bot.sessions.load(PRIVATE.session_key)
+    assert [m.content for m in session.messages] == ["[Document: house.pdf]", reply]
+
+
+async def test_a_long_document_is_filed_in_pieces_each_naming_its_part(bot):
+    paragraphs = [f"Clause {n}: the tenant keeps the garden tidy, item {n}." for n in range(300)]
+    docx = docx_with_paragraphs(*paragraphs)
+    reply = await bot.send("[Document: lease.docx]", Attachment("lease.docx", None, docx))
+    assert "characters" in reply and "pages" not in reply
+    pieces = bot.queue.documents
+    assert len(pieces) > 5
+    assert all(len(p.text) < 2200 for p in pieces)
+    assert pieces[-1].text.split("\n", 1)[0].endswith(f"part {len(pieces)} of {len(pieces)}:")
+    assert len({p.file_source for p in pieces}) == len(pieces)
+    joined = " ".join(p.text for p in pieces)
+    assert all(f"item {n}." in joined for n in range(300))
+
+
+async def test_a_document_shared_in_a_group_belongs_to_the_group(bot):
+    markdown = Attachment("plan.md", "text/markdown", b"# Launch\nWe ship on Friday at noon.")
+    reply = await bot.send("[Document: plan.md]", markdown, GROUP, user="7", name="Anna")
+    assert "this group's long-term memory" in reply
+    [piece] = bot.queue.documents
+    assert owner_tag_of(piece.file_source) == tag("group:telegram:-100777")
+    assert owner_tag_of(piece.file_source) != "7"
+    assert "shared by Anna" in piece.text
+    [(owner, note)] = bot.notes.added
+    assert owner == "group:telegram:-100777"
+    assert note.content.startswith('Anna shared the document "plan.md"')
+
+
+@pytest.mark.parametrize(
+    ("attachment", "expected"),
+    [
+        (Attachment("scan.pdf", None, pdf_with_text("", "")), "looks like a scan"),
+        (Attachment("bad.pdf", None, b"%PDF-1.4\n garbage"), "PDF seems damaged"),
+        (Attachment("bad.docx", None, b"PK\x03\x04 nope"), "Word document"),
+        (Attachment("song.mp3", "audio/mpeg", b"ID3..."), "I can't open “song.mp3”"),
+        (Attachment("empty.txt", "text/plain", b"  \n "), "has no text in it"),
+    ],
+)
+async def test_what_cannot_be_read_gets_a_clear_message_and_nothing_is_stored(
+    bot, attachment, expected
+):
+    reply = await bot.send(f"[Document: {attachment.file_name}]", attachment)
+    assert expected in reply
+    assert bot.queue.documents == [] and bot.notes.added == []
+    assert bot.llm.requests == []
+
+
+async def test_a_document_is_not_kept_while_remembering_or_long_term_memory_is_off(tmp_path):
+    bot = Bot(tmp_path, '{"rag": {"enabled": false}}')
+    note = Attachment("note.txt", "text/plain", b"Dentist on the 14th at 9.")
+    reply = await bot.send("[Document: note.txt]", note)
+    assert "long-term memory is off" in reply and "rag.enabled" in reply
+    assert bot.queue.documents == [] and bot.notes.added == []
+
+
+async def test_a_read_that_runs_out_of_time_is_stopped_with_a_clear_message(tmp_path):
+    bot = Bot(tmp_path, '{"rag": {"enabled": true}, "media": {"readTimeoutSeconds": 0.001}}')
+    reply = await bot.send("[Document: a.pdf]", Attachment("a.pdf", None, pdf_with_text("Hi")))
+    assert "media.readTimeoutSeconds" in reply and "Nothing was stored." in reply
+    assert bot.queue.documents == []
