@@ -1,9 +1,9 @@
 """Conversation data: messages, addresses and sessions."""
 
 from bot.conversation.messages import (
-    Attachment,
     ChatAddress,
     ChatMessage,
+    IncomingFile,
     IncomingMessage,
     ToolCall,
     clean_text,
@@ -13,9 +13,9 @@ from bot.conversation.scope import MemoryScope, Speaker, memory_scope_of
 from bot.conversation.session import Session, estimate_tokens, recent_history
 
 __all__ = [
-    "Attachment",
     "ChatAddress",
     "ChatMessage",
+    "IncomingFile",
     "IncomingMessage",
     "MemoryScope",
     "Session",

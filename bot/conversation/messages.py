@@ -82,7 +82,7 @@ class ChatAddress:
 
 
 @dataclass(frozen=True)
-class Attachment:
+class IncomingFile:
     """A file that came with a message (a photo, a document), already downloaded by the
     channel within its size limit. Only this turn sees the bytes: sessions and memory keep
     the message's text (which names the file) and what the bot made of it."""
@@ -120,8 +120,8 @@ class IncomingMessage:
     answered_before: str | None = None
     """The reply this message had already been given when a kill cut its turn short (as the
     channel noted it through `on_answered`): the turn is recorded, not run again."""
-    attachment: Attachment | None = None
-    """A photo or file sent with the text (`bot/pipeline/attachments.py` reads it)."""
+    file: IncomingFile | None = None
+    """A photo or document sent with the text (`bot/pipeline/attachments.py` reads it)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", clean_text(self.text))

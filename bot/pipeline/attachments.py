@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from bot.conversation import Attachment, ChatMessage
+from bot.conversation import ChatMessage, IncomingFile
 from bot.media.extraction import ExtractedText, UnreadableFile
 from bot.media.kinds import SUPPORTED_DOCUMENTS, FileKind, file_kind
 from bot.media.library import DocumentLibrary
@@ -49,7 +49,7 @@ FILED = (
 
 
 class AttachmentSystem:
-    """Reads `ctx.message.attachment`: sets `ctx.images` for the model, or files a document
+    """Reads `ctx.message.file`: sets `ctx.images` for the model, or files a document
     and sets the reply as `ctx.notice` (so the tool loop and the exchange's storing skip)."""
 
     name = "Attachments"
@@ -60,10 +60,10 @@ class AttachmentSystem:
         self._library = library
 
     def should_process(self, ctx: TurnContext) -> bool:
-        return ctx.message.attachment is not None
+        return ctx.message.file is not None
 
     async def process(self, ctx: TurnContext) -> None:
-        attachment = ctx.message.attachment
+        attachment = ctx.message.file
         assert attachment is not None
         kind = file_kind(attachment.file_name, attachment.mime_type)
         name = _quoted(attachment.file_name)
@@ -78,7 +78,7 @@ class AttachmentSystem:
             log.info("[Media] could not read a %s: %s", kind or "file", exc)
             ctx.notice = f"{exc} Nothing was stored."
 
-    async def _image(self, ctx: TurnContext, attachment: Attachment) -> None:
+    async def _image(self, ctx: TurnContext, attachment: IncomingFile) -> None:
         if not ctx.config.llm.vision:
             ctx.notice = VISION_OFF
             return
@@ -86,7 +86,7 @@ class AttachmentSystem:
         log.info("[Media] image of %dx%d for the model", image.width, image.height)
         ctx.images = [ImageInput(image.data, image.mime_type)]
 
-    async def _document(self, ctx: TurnContext, attachment: Attachment, kind: FileKind) -> None:
+    async def _document(self, ctx: TurnContext, attachment: IncomingFile, kind: FileKind) -> None:
         name = _quoted(attachment.file_name)
         found = await self._reader.read_document(attachment.data, kind, ctx.config.media)
         summary = describe(found)

@@ -9,7 +9,7 @@ from PIL import Image
 
 from bot.commands import CommandRegistry
 from bot.config import RuntimeConfigStore
-from bot.conversation import Attachment, ChatAddress, IncomingMessage
+from bot.conversation import ChatAddress, IncomingFile, IncomingMessage
 from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
 from bot.pipeline import Pipeline
@@ -71,7 +71,7 @@ class Bot:
             received_at=AT,
             user_name=name,
             in_group=address is GROUP,
-            attachment=attachment,
+            file=attachment,
         )
         await self.runner.handle(message, self.channel)
         return self.channel.texts()[-1]
@@ -86,7 +86,7 @@ def bot(tmp_path):
 
 
 def photo(width=2400, height=1600):
-    return Attachment("photo.jpg", "image/jpeg", png_image(width, height))
+    return IncomingFile("photo.jpg", "image/jpeg", png_image(width, height))
 
 
 async def test_a_photo_reaches_the_model_shrunk_once_and_never_the_session(bot, tmp_path):
@@ -117,14 +117,14 @@ async def test_with_vision_off_a_photo_gets_a_clear_message_and_no_model_call(tm
 
 
 async def test_a_broken_image_gets_a_clear_message_and_no_model_call(bot):
-    reply = await bot.send("[Photo]", Attachment("photo.jpg", "image/jpeg", b"\xff\xd8broken"))
+    reply = await bot.send("[Photo]", IncomingFile("photo.jpg", "image/jpeg", b"\xff\xd8broken"))
     assert "couldn't open this image" in reply and "Nothing was stored." in reply
     assert bot.llm.requests == []
 
 
 async def test_a_pdf_is_filed_in_the_senders_memory_and_noted(bot):
     pdf = pdf_with_text("The spare key is under the blue flowerpot.", "Wifi: Lighthouse-77.")
-    reply = await bot.send("[Document: house.pdf]", Attachment("house.pdf", None, pdf))
+    reply = await bot.send("[Document: house.pdf]", IncomingFile("house.pdf", None, pdf))
 
     assert reply.startswith("I read “house.pdf”: 2 pages, ")
     assert "It's in my long-term memory now" in reply
@@ -146,7 +146,7 @@ async def test_a_pdf_is_filed_in_the_senders_memory_and_noted(bot):
 async def test_a_long_document_is_filed_in_pieces_each_naming_its_part(bot):
     paragraphs = [f"Clause {n}: the tenant keeps the garden tidy, item {n}." for n in range(300)]
     docx = docx_with_paragraphs(*paragraphs)
-    reply = await bot.send("[Document: lease.docx]", Attachment("lease.docx", None, docx))
+    reply = await bot.send("[Document: lease.docx]", IncomingFile("lease.docx", None, docx))
     assert "characters" in reply and "pages" not in reply
     pieces = bot.queue.documents
     assert len(pieces) > 5
@@ -158,7 +158,7 @@ async def test_a_long_document_is_filed_in_pieces_each_naming_its_part(bot):
 
 
 async def test_a_document_shared_in_a_group_belongs_to_the_group(bot):
-    markdown = Attachment("plan.md", "text/markdown", b"# Launch\nWe ship on Friday at noon.")
+    markdown = IncomingFile("plan.md", "text/markdown", b"# Launch\nWe ship on Friday at noon.")
     reply = await bot.send("[Document: plan.md]", markdown, GROUP, user="7", name="Anna")
     assert "this group's long-term memory" in reply
     [piece] = bot.queue.documents
@@ -173,11 +173,11 @@ async def test_a_document_shared_in_a_group_belongs_to_the_group(bot):
 @pytest.mark.parametrize(
     ("attachment", "expected"),
     [
-        (Attachment("scan.pdf", None, pdf_with_text("", "")), "looks like a scan"),
-        (Attachment("bad.pdf", None, b"%PDF-1.4\n garbage"), "PDF seems damaged"),
-        (Attachment("bad.docx", None, b"PK\x03\x04 nope"), "Word document"),
-        (Attachment("song.mp3", "audio/mpeg", b"ID3..."), "I can't open “song.mp3”"),
-        (Attachment("empty.txt", "text/plain", b"  \n "), "has no text in it"),
+        (IncomingFile("scan.pdf", None, pdf_with_text("", "")), "looks like a scan"),
+        (IncomingFile("bad.pdf", None, b"%PDF-1.4\n garbage"), "PDF seems damaged"),
+        (IncomingFile("bad.docx", None, b"PK\x03\x04 nope"), "Word document"),
+        (IncomingFile("song.mp3", "audio/mpeg", b"ID3..."), "I can't open “song.mp3”"),
+        (IncomingFile("empty.txt", "text/plain", b"  \n "), "has no text in it"),
     ],
 )
 async def test_what_cannot_be_read_gets_a_clear_message_and_nothing_is_stored(
@@ -191,7 +191,7 @@ async def test_what_cannot_be_read_gets_a_clear_message_and_nothing_is_stored(
 
 async def test_a_document_is_not_kept_while_remembering_or_long_term_memory_is_off(tmp_path):
     bot = Bot(tmp_path, '{"rag": {"enabled": false}}')
-    note = Attachment("note.txt", "text/plain", b"Dentist on the 14th at 9.")
+    note = IncomingFile("note.txt", "text/plain", b"Dentist on the 14th at 9.")
     reply = await bot.send("[Document: note.txt]", note)
     assert "long-term memory is off" in reply and "rag.enabled" in reply
     assert bot.queue.documents == [] and bot.notes.added == []
@@ -199,6 +199,6 @@ async def test_a_document_is_not_kept_while_remembering_or_long_term_memory_is_o
 
 async def test_a_read_that_runs_out_of_time_is_stopped_with_a_clear_message(tmp_path):
     bot = Bot(tmp_path, '{"rag": {"enabled": true}, "media": {"readTimeoutSeconds": 0.001}}')
-    reply = await bot.send("[Document: a.pdf]", Attachment("a.pdf", None, pdf_with_text("Hi")))
+    reply = await bot.send("[Document: a.pdf]", IncomingFile("a.pdf", None, pdf_with_text("Hi")))
     assert "media.readTimeoutSeconds" in reply and "Nothing was stored." in reply
     assert bot.queue.documents == []
