@@ -6,6 +6,7 @@ import logging
 
 from bench import (
     attacks,
+    media_reading,
     memory_generalisation,
     memory_recall,
     memory_retrieval,
@@ -29,6 +30,7 @@ def main() -> None:
         memory_generalisation,
         memory_recall,
         attacks,
+        media_reading,
     ):
         print(f"running {benchmark.__name__} ...", flush=True)
         figures += benchmark.run()
