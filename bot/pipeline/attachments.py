@@ -30,7 +30,7 @@ UNKNOWN_TYPE = (
 )
 NO_TEXT_PDF = (
     "I opened {name} ({pages}) but found no text in it: it looks like a scan (pictures of "
-    "pages), and I can't read text in pictures. Nothing was stored; a PDF with a text layer, "
+    "pages), and I can't read text in pictures. Nothing was stored. A PDF with a text layer, "
     "or the text pasted in a message, would work."
 )
 EMPTY_FILE = "{name} has no text in it, so there was nothing to remember."
@@ -92,7 +92,7 @@ class AttachmentSystem:
         summary = describe(found)
         if not found.text:
             ctx.notice = (
-                NO_TEXT_PDF.format(name=name, pages=summary)
+                NO_TEXT_PDF.format(name=name, pages=_pages(found.pages or 0))
                 if kind is FileKind.PDF
                 else EMPTY_FILE.format(name=name)
             )
@@ -113,11 +113,13 @@ class AttachmentSystem:
 
 
 def describe(found: ExtractedText) -> str:
-    """ "3 pages, 5,210 characters", for replies and the note."""
+    """What was read, for replies and the note: `3 pages, 5,210 characters`."""
     chars = f"{len(found.text):,} character{'s' if len(found.text) != 1 else ''}"
-    if found.pages is None:
-        return chars
-    return f"{found.pages} page{'s' if found.pages != 1 else ''}, {chars}"
+    return chars if found.pages is None else f"{_pages(found.pages)}, {chars}"
+
+
+def _pages(count: int) -> str:
+    return f"{count} page{'s' if count != 1 else ''}"
 
 
 def _cut_note(found: ExtractedText) -> str:

@@ -38,7 +38,7 @@ class ContextBuildingSystem:
         self._rag = rag
 
     def should_process(self, ctx: TurnContext) -> bool:
-        return True
+        return ctx.notice is None  # an earlier system already has the reply: no model call
 
     async def process(self, ctx: TurnContext) -> None:
         if self._memory is not None and self._rag is not None:

@@ -13,10 +13,12 @@ import pytest
 from bot.adapters.telegram import TelegramOptions, WebhookOptions
 from bot.adapters.telegram.handlers import GAVE_UP_TEXT
 from bot.app import BotApp
+from bot.rag.documents import owner_tag_of
 from bot.storage.sessions import JsonSessionStore
 from tests.conftest import edit_runtime_config
 from tests.fakes.background_server import free_port
-from tests.fakes.openai_server import EchoResponder, Reply
+from tests.fakes.files import pdf_with_text, png_image
+from tests.fakes.openai_server import EchoResponder, Reply, images_in
 from tests.fakes.telegram_server import Chat, FakeTelegramServer, User, utf16_len
 
 ALICE = User(1001, "Alice", "alice")
@@ -371,14 +373,14 @@ async def test_rejected_formatting_is_resent_as_plain_text(start_bot, telegram, 
 
 async def test_attachments_get_a_short_answer_and_captions_are_read(start_bot, telegram, fake_llm):
     await start_bot()
-    telegram.send_media(ALICE, "photo")
+    telegram.send_media(ALICE, "sticker")
     assert "only read text" in (await replies(telegram, ALICE.id))[0].text
     telegram.send_media(ALICE, "voice")
     assert "voice" in (await replies(telegram, ALICE.id, 2))[1].text
-    telegram.send_media(ALICE, "document", caption="summarise this please")
+    telegram.send_media(ALICE, "video", caption="summarise this please")
     await replies(telegram, ALICE.id, 3)
     question = fake_llm.requests[0]["messages"][-1]["content"]
-    assert question.startswith("summarise this please") and "document" in question
+    assert question.startswith("summarise this please") and "video" in question
     first = telegram.send_text(ALICE, "typo heer")
     telegram.edit_text(ALICE, first, "typo here")
     said = await all_said_after(telegram, ALICE)
@@ -725,3 +727,116 @@ async def test_webhook_refuses_before_reading_and_bounds_bodies_and_posts(start_
     assert await asyncio.gather(*slow) == [""] * 4, "the slow four still wait for their bodies"
     telegram.send_text(ALICE, "still answering?")
     assert (await replies(telegram, ALICE.id))[0].text == "echo: still answering?"
+
+
+# -- photos and documents (getFile, download, image parts) -----------------------------
+
+
+def jpeg(width, height):
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (20, 120, 200)).save(out, format="JPEG")
+    return out.getvalue()
+
+
+async def test_a_photo_reaches_a_vision_model_once_shrunk_and_is_not_resent(
+    start_bot, settings, telegram, fake_llm
+):
+    edit_runtime_config(settings.runtime_config_path, llm={"vision": True})
+    await start_bot()
+    fake_llm.script(Reply(text="A plain blue picture."))
+    telegram.send_media(ALICE, "photo", caption="what is this?", content=jpeg(3000, 2000))
+    (answer,) = await replies(telegram, ALICE.id)
+    assert answer.text == "A plain blue picture."
+    [(role, image)] = images_in(fake_llm.requests[0])
+    assert role == "user" and image.startswith(b"\xff\xd8")
+    question = fake_llm.requests[0]["messages"][-1]["content"]
+    assert question[0] == {"type": "text", "text": "[Photo] what is this?"}
+
+    telegram.send_text(ALICE, "and its colour?")
+    await replies(telegram, ALICE.id, 2)
+    assert images_in(fake_llm.requests[1]) == []  # never sent again
+    sent = [m["content"] for m in fake_llm.requests[1]["messages"][1:]]
+    assert sent[:2] == ["[Photo] what is this?", "A plain blue picture."]
+    session = next((settings.data_dir / "sessions").glob("*.json")).read_text()
+    assert "base64" not in session and len(session) < 4000
+
+
+async def test_with_vision_off_a_photo_is_answered_plainly_without_the_model(
+    start_bot, telegram, fake_llm
+):
+    await start_bot()
+    telegram.send_media(ALICE, "photo", content=jpeg(200, 100))
+    (answer,) = await replies(telegram, ALICE.id)
+    assert "llm.vision is off" in answer.text
+    assert fake_llm.requests == []
+
+
+async def test_a_file_over_the_limit_is_refused_before_any_download(
+    start_bot, settings, telegram, fake_llm
+):
+    edit_runtime_config(settings.runtime_config_path, rag={"enabled": True})
+    await start_bot()
+    telegram.send_media(
+        ALICE, "document", content=b"%PDF", claimed_size=30_000_000, file_name="big.pdf"
+    )
+    (answer,) = await replies(telegram, ALICE.id)
+    assert "20 MB" in answer.text
+    assert telegram.calls("getFile") == [] and telegram.downloads == []
+    assert fake_llm.requests == []
+
+
+async def test_a_pdf_is_read_and_queued_for_the_senders_long_term_memory(
+    start_bot, settings, telegram, fake_llm
+):
+    edit_runtime_config(settings.runtime_config_path, rag={"enabled": False})
+    await start_bot()
+    pdf = pdf_with_text("Invoice 0042: the boat mooring costs 310 euros a year.")
+    telegram.send_media(ALICE, "document", content=pdf, file_name="mooring.pdf")
+    (answer,) = await replies(telegram, ALICE.id)
+    assert "long-term memory is off" in answer.text  # read, but not kept: RAG is off
+
+    edit_runtime_config(
+        settings.runtime_config_path, rag={"enabled": True, "url": "http://127.0.0.1:9"}
+    )
+    telegram.send_media(ALICE, "document", content=pdf, file_name="mooring.pdf")
+    answer = (await replies(telegram, ALICE.id, 2))[1]
+    assert answer.text.startswith("I read “mooring.pdf”: 1 page, ")
+    assert fake_llm.requests == []
+    queued = [json.loads(p.read_text()) for p in (settings.data_dir / "rag" / "queue").glob("*")]
+    assert [owner_tag_of(d["file_source"]) for d in queued] == [str(ALICE.id)]
+    assert "310 euros" in queued[0]["text"]
+
+
+@pytest.mark.parametrize(
+    ("content", "name", "expected"),
+    [
+        (b"%PDF-1.4 broken", "broken.pdf", "PDF seems damaged"),
+        (b"PK\x03\x04", "archive.zip", "I can't open “archive.zip”"),
+        (pdf_with_text(""), "scan.pdf", "looks like a scan"),
+    ],
+)
+async def test_what_cannot_be_read_is_said_and_nothing_is_queued(
+    start_bot, settings, telegram, fake_llm, content, name, expected
+):
+    edit_runtime_config(
+        settings.runtime_config_path, rag={"enabled": True, "url": "http://127.0.0.1:9"}
+    )
+    await start_bot()
+    telegram.send_media(ALICE, "document", content=content, file_name=name, mime_type=None)
+    (answer,) = await replies(telegram, ALICE.id)
+    assert expected in answer.text and "Nothing was stored." in answer.text
+    assert list((settings.data_dir / "rag" / "queue").glob("*")) == []
+
+
+async def test_in_a_group_media_without_a_mention_is_ignored(start_bot, telegram, fake_llm):
+    await start_bot()
+    telegram.send_media(ALICE, "document", chat=GROUP, content=b"notes", file_name="a.txt")
+    telegram.send_media(ALICE, "photo", chat=GROUP, caption="look at this", content=png_image(8, 8))
+    telegram.send_text(ALICE, f"@{telegram.bot.username} hello there", chat=GROUP)
+    (answer,) = await replies(telegram, GROUP.id)
+    assert answer.text == "echo: hello there"  # the later message, answered, and alone
+    assert telegram.calls("getFile") == [] and telegram.downloads == []

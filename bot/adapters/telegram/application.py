@@ -126,6 +126,7 @@ class TelegramBot:
             config,
         )
         _keep_message_contents_out_of_logs()
+        self.handler.files = self.files
         self.application.add_handler(TypeHandler(Update, self.handler))
         self.application.add_error_handler(_log_update_error)
         if inbox is not None:

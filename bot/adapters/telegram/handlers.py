@@ -15,13 +15,15 @@ from bot.adapters.telegram.channel import (
     reply_to_in_this_turn,
 )
 from bot.adapters.telegram.delivery import TelegramSender
+from bot.adapters.telegram.files import FileTooLarge, FileUnavailable, TelegramFiles
 from bot.adapters.telegram.formatting import plain_parts
 from bot.adapters.telegram.inbound import BotIdentity, Inbound, read_update
 from bot.adapters.telegram.inbox import UpdateInbox
+from bot.adapters.telegram.shared_files import download, is_shared_file, labelled
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.commands import parse_command
 from bot.config import RuntimeConfigStore
-from bot.conversation import IncomingMessage
+from bot.conversation import IncomingFile, IncomingMessage
 from bot.ports.channel import ChannelPort, DeliveryFailed
 
 log = logging.getLogger(__name__)
@@ -78,6 +80,8 @@ class TelegramUpdateHandler:
         """The inbox's `started`: counts a turn's start on disk and says how many it has had."""
         self.inbox: UpdateInbox | None = None
         """Keeps a streamed reply's preview ids with its update, for a replay to delete."""
+        self.files: TelegramFiles | None = None
+        """Downloads photos and documents for the core to read (`shared_files.py`)."""
 
     async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert self.me is not None, "the bot identity is set at start-up"
@@ -98,6 +102,9 @@ class TelegramUpdateHandler:
         if self._failed_before(update.update_id):
             await self._reply(inbound, GAVE_UP_TEXT)
             return  # handled: the inbox marks it done
+        if self.files is not None and is_shared_file(inbound.attachment):
+            await self._run_file_turn(inbound, operator, update.update_id, self.files)
+            return
         if inbound.attachment and not inbound.text:
             await self._reply(inbound, ATTACHMENT_ONLY.format(kind=inbound.attachment.spoken))
             return
@@ -129,12 +136,34 @@ class TelegramUpdateHandler:
         )
         return True
 
+    async def _run_file_turn(
+        self, inbound: Inbound, operator: bool, update_id: int, files: TelegramFiles
+    ) -> None:
+        """Download a photo or document (refused before any download when over the size
+        limit), then run the turn with it; a refusal or failed download is said, not run."""
+        assert inbound.attachment is not None
+        self._typing.start(inbound.address)
+        try:
+            shared = await download(files, inbound.attachment)
+        except (FileTooLarge, FileUnavailable) as exc:
+            self._typing.stop(inbound.address)
+            await self._reply(inbound, str(exc))
+            return
+        await self._run_turn(inbound, operator, update_id, file=shared)
+
     async def _run_turn(
-        self, inbound: Inbound, operator: bool, update_id: int, answered: str | None = None
+        self,
+        inbound: Inbound,
+        operator: bool,
+        update_id: int,
+        answered: str | None = None,
+        file: IncomingFile | None = None,
     ) -> None:
         inbox = self.inbox
         text = inbound.text
-        if inbound.attachment:
+        if inbound.attachment and is_shared_file(inbound.attachment):
+            text = labelled(inbound.attachment, text)
+        elif inbound.attachment:
             text += ATTACHMENT_NOTE.format(kind=inbound.attachment.spoken)
         message = IncomingMessage(
             address=inbound.address,
@@ -147,6 +176,7 @@ class TelegramUpdateHandler:
             in_group=inbound.in_group,
             on_answered=(lambda reply: inbox.answered(update_id, reply)) if inbox else None,
             answered_before=answered,
+            file=file,
         )
         reply_to_in_this_turn(inbound.address, inbound.message_id if inbound.in_group else None)
         keep_previews_in_this_turn(

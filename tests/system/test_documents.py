@@ -1,0 +1,62 @@
+"""A PDF sent in Telegram is read, filed in its sender's long-term memory (a real LightRAG),
+recalled for them and for nobody else, and gone from LightRAG after `/forget all`."""
+
+import pytest
+
+from bot.rag.documents import owner_tag_of
+from tests.fakes.files import pdf_with_text
+from tests.system.harness import section, wait_for
+
+pytestmark = pytest.mark.system
+OWNER, OTHER = 9301, 9302
+PDF_TEXT = (
+    "Vexmoor warehouse handbook.\n"
+    "The Vexmoor warehouse alarm code is 7319.\n"
+    "The spare forklift key hangs behind the Quorlith cabinet."
+)
+QUESTION = "What is the Vexmoor warehouse alarm code?"
+
+
+def send_pdf(stack, user_id: int, name: str) -> str:
+    before = len(stack.replies(user_id))
+    stack.telegram.send_media(
+        stack.user(user_id),
+        "document",
+        content=pdf_with_text(PDF_TEXT, "Opening hours: 06:00 to 22:00."),
+        file_name=name,
+        mime_type="application/pdf",
+    )
+    return stack.wait_replies(user_id, before + 1, within=60)[before]
+
+
+def test_a_pdf_is_recalled_by_its_owner_only_and_forgotten_with_forget_all(
+    make_stack, own_lightrag
+):
+    stack = make_stack(own_lightrag, allowed=[OWNER, OTHER])
+    reply = send_pdf(stack, OWNER, "warehouse.pdf")
+    assert reply.startswith("I read “warehouse.pdf”: 2 pages, "), reply
+    assert "long-term memory" in reply
+    stack.wait_indexed(1)
+    sources = own_lightrag.file_sources()
+    assert [owner_tag_of(s) for s in sources] == [str(OWNER)]
+    assert all(s.startswith("doc_") for s in sources)
+
+    assert "fresh conversation" in stack.ask(OWNER, "/new")
+    stack.converse(OWNER, QUESTION)
+    recalled = section(stack.last_system_prompt(), "Relevant Memory")
+    assert "7319" in recalled and "warehouse.pdf" in recalled, stack.last_system_prompt()
+
+    stack.converse(OTHER, QUESTION)
+    assert "7319" not in stack.last_system_prompt()
+
+    assert "/forget confirm" in stack.ask(OWNER, "/forget all")
+    done = stack.ask(OWNER, "/forget confirm")
+    assert done.startswith("Done: deleted") and "LightRAG" in done, done
+    wait_for(
+        lambda: str(OWNER) not in [owner_tag_of(s) for s in own_lightrag.file_sources()],
+        60,
+        "LightRAG kept the shared document",
+    )
+    stack.converse(OWNER, QUESTION)
+    assert "7319" not in stack.last_system_prompt()
+    assert "warehouse.pdf" not in stack.last_system_prompt()  # the short-term note went too
