@@ -57,6 +57,7 @@ class CoreCommands:
             f"Short-term memory: {_on_off(config.memory.enabled)}",
             f"Long-term memory (LightRAG): {_on_off(config.rag.enabled)}",
             f"Streaming replies (Telegram): {_on_off(config.telegram.streaming)}",
+            f"Looking at photos (llm.vision): {_on_off(config.llm.vision)}",
         ]
         scope = memory_scope_of(call.message)
         for provider in self.status_providers:

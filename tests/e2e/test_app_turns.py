@@ -71,6 +71,7 @@ async def test_status_and_help_and_unknown_commands(app, fake_llm):
     assert "Model: gpt-4o-mini at 127.0.0.1" in status
     assert "1 turn (2 messages)" in status
     assert "Long-term memory (LightRAG): off" in status
+    assert "Looking at photos (llm.vision): off" in status
     assert "sk-test-secret-key-123456" not in status
     await app.handle(say(ALICE, "/help"), channel)
     assert "/new" in channel.texts()[-1] and "/status" in channel.texts()[-1]
