@@ -90,6 +90,20 @@ class IncomingFile:
     file_name: str
     mime_type: str | None
     data: bytes = field(repr=False)
+    is_photo: bool = False
+    """Sent as a photo (Telegram re-encodes those as JPEG), not as a file."""
+
+    @property
+    def label(self) -> str:
+        """How the message's text names the file, before any caption: `[Photo]`,
+        `[Document: lease.pdf]`. The channel writes it; the session keeps it."""
+        if self.is_photo:
+            return "[Photo]"
+        return f"[Document: {' '.join(self.file_name.split())[:100] or 'document'}]"
+
+    def caption_in(self, text: str) -> str:
+        """What the sender wrote with the file: `text` without the label."""
+        return text.removeprefix(self.label).strip()
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 A photo, with `llm.vision` on, is shrunk and handed to the tool loop as an image for this
 turn only (`ctx.images`); the session keeps the message's text and the model's answer, never
 the bytes. A document's text is read, filed in the memory of the turn's scope, and the reply
-says what was read; the model is not asked. Whatever cannot be read gets a clear message and
-nothing is stored.
+says what was read; the model is asked only when a caption came with it, and then answers
+from the start of the text (`ctx.shared_document`). Whatever cannot be read gets a clear
+message and nothing is stored.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ RAG_OFF = (
     "I read {name} ({summary}), but long-term memory is off on this bot (rag.enabled), so I "
     "can't keep it to answer questions about it later."
 )
+EXCERPT_CHARS = 12_000
+"""Of a document sent with a question, this much text goes into the turn's prompt (about
+3,000 tokens); the model finds the rest through long-term memory in later turns."""
 FILED = (
     "I read {name}: {summary}{cut}. It's in {whose} long-term memory now: ask me about it "
     "any time (it takes a minute or so to be searchable)."
@@ -49,8 +53,9 @@ FILED = (
 
 
 class AttachmentSystem:
-    """Reads `ctx.message.file`: sets `ctx.images` for the model, or files a document
-    and sets the reply as `ctx.notice` (so the tool loop and the exchange's storing skip)."""
+    """Reads `ctx.message.file`: sets `ctx.images` for the model; or files a document and
+    sets the reply as `ctx.notice` (so the model is not asked and the exchange not stored),
+    or, with a caption, sends that reply at once and leaves the caption to the model."""
 
     name = "Attachments"
     order = 10
@@ -89,7 +94,6 @@ class AttachmentSystem:
     async def _document(self, ctx: TurnContext, attachment: IncomingFile, kind: FileKind) -> None:
         name = _quoted(attachment.file_name)
         found = await self._reader.read_document(attachment.data, kind, ctx.config.media)
-        summary = describe(found)
         if not found.text:
             ctx.notice = (
                 NO_TEXT_PDF.format(name=name, pages=_pages(found.pages or 0))
@@ -97,19 +101,31 @@ class AttachmentSystem:
                 else EMPTY_FILE.format(name=name)
             )
             return
+        said = await self._keep(ctx, attachment, found)
+        caption = attachment.caption_in(ctx.user_text)
+        if not caption:
+            ctx.notice = said
+            ctx.turn_messages = [ChatMessage.assistant(said)]
+            return
+        # A question came with it: say what was read, then let the model answer from the text.
+        await ctx.channel.send(ctx.message.address, said)
+        excerpt = found.text[:EXCERPT_CHARS]
+        more = " (its beginning; the rest is in long-term memory)" if excerpt != found.text else ""
+        ctx.shared_document = f"{name}, {describe(found)}{more}:\n{excerpt}"
+
+    async def _keep(self, ctx: TurnContext, attachment: IncomingFile, found: ExtractedText) -> str:
+        """File the text in the scope's memory when it may be kept; what to tell the sender."""
+        name, summary = _quoted(attachment.file_name), describe(found)
         if not ctx.remembering:
-            ctx.notice = NOT_REMEMBERING.format(name=name, summary=summary)
-            return
+            return NOT_REMEMBERING.format(name=name, summary=summary)
         if not ctx.config.rag.enabled:
-            ctx.notice = RAG_OFF.format(name=name, summary=summary)
-            return
+            return RAG_OFF.format(name=name, summary=summary)
         scope, at = ctx.memory_scope, ctx.message.received_at
         await self._library.file(scope, ctx.session.key, attachment.file_name, found.text, at)
         source = f"turn:{ctx.session.key}:{at:%Y%m%dT%H%M%S%f}"
         await self._library.note(scope, attachment.file_name, at, summary, source)
         whose = "this group's" if scope.is_group else "my"
-        ctx.notice = FILED.format(name=name, summary=summary, cut=_cut_note(found), whose=whose)
-        ctx.turn_messages = [ChatMessage.assistant(ctx.notice)]
+        return FILED.format(name=name, summary=summary, cut=_cut_note(found), whose=whose)
 
 
 def describe(found: ExtractedText) -> str:

@@ -36,6 +36,9 @@ class TurnContext:
     # Filled by attachments (10).
     images: list[ImageInput] = field(default_factory=list)
     """A photo for the model, this turn only: never in the session (`llm.vision`)."""
+    shared_document: str = ""
+    """A document sent with a question: its name and the start of its text, for the model
+    to answer from in this turn (the whole text goes to long-term memory)."""
 
     # Filled by context building (20).
     system_prompt: str = ""

@@ -79,6 +79,8 @@ class ContextBuildingSystem:
             sections.append(f"# Memory\n{ctx.memory_pack}")
         if ctx.rag_context:
             sections.append(f"# Relevant Memory\n{ctx.rag_context}")
+        if ctx.shared_document:
+            sections.append(f"# Shared Document\n{ctx.shared_document}")
         if ctx.skill:
             sections.append(f"# Active Skill: {ctx.skill}")
         tools = self._tools.enabled(ctx.config.tools)

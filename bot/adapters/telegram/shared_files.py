@@ -23,19 +23,18 @@ def is_shared_file(attachment: Attachment | None) -> bool:
     )
 
 
-def labelled(attachment: Attachment, caption: str) -> str:
-    """The message's text: what was sent, then the caption."""
+def shared_file(attachment: Attachment, data: bytes = b"") -> IncomingFile:
+    """The file for the core; without `data` only to name it (`IncomingFile.label`)."""
     if attachment.kind == "photo":
-        label = "[Photo]"
-    else:
-        name = " ".join((attachment.file_name or "document").split())[:100]
-        label = f"[Document: {name}]"
-    return f"{label} {caption}".strip()
+        return IncomingFile(PHOTO_NAME, PHOTO_TYPE, data, is_photo=True)
+    return IncomingFile(attachment.file_name or "document", attachment.mime_type, data)
+
+
+def labelled(attachment: Attachment, caption: str) -> str:
+    """The message's text: what was sent (`[Photo]`, `[Document: name]`), then the caption."""
+    return f"{shared_file(attachment).label} {caption}".strip()
 
 
 async def download(files: TelegramFiles, attachment: Attachment) -> IncomingFile:
     """The file's bytes; raises `FileTooLarge` or `FileUnavailable` (messages for the user)."""
-    data = await files.download(attachment)
-    if attachment.kind == "photo":
-        return IncomingFile(PHOTO_NAME, PHOTO_TYPE, data)
-    return IncomingFile(attachment.file_name or "document", attachment.mime_type, data)
+    return shared_file(attachment, await files.download(attachment))

@@ -14,8 +14,10 @@ from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
 from bot.pipeline import Pipeline
 from bot.pipeline.attachments import AttachmentSystem
+from bot.pipeline.context_building import ContextBuildingSystem
 from bot.pipeline.response_routing import ResponseRoutingSystem
 from bot.pipeline.tool_loop import ToolLoopSystem
+from bot.prompts import PromptFiles
 from bot.rag.documents import owner_tag_of, tag
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry
@@ -56,9 +58,9 @@ class Bot:
         self.queue, self.notes = Queue(), Notes()
         self.sessions = JsonSessionStore(tmp_path / "sessions")
         attachments = AttachmentSystem(MediaReader(), DocumentLibrary(self.queue, self.notes))
-        pipeline = Pipeline(
-            [attachments, ToolLoopSystem(self.llm, ToolRegistry([])), ResponseRoutingSystem()]
-        )
+        context = ContextBuildingSystem(PromptFiles(tmp_path / "prompts"), ToolRegistry([]))
+        tool_loop = ToolLoopSystem(self.llm, ToolRegistry([]))
+        pipeline = Pipeline([attachments, context, tool_loop, ResponseRoutingSystem()])
         store = RuntimeConfigStore(path)
         self.runner = TurnRunner(pipeline, self.sessions, store, CommandRegistry())
         self.channel = RecordingChannel()
@@ -141,6 +143,44 @@ async def test_a_pdf_is_filed_in_the_senders_memory_and_noted(bot):
 
     session = await bot.sessions.load(PRIVATE.session_key)
     assert [m.content for m in session.messages] == ["[Document: house.pdf]", reply]
+
+
+async def test_a_question_sent_with_a_document_is_answered_from_its_text(bot):
+    pdf = pdf_with_text("Lease of flat 4B.", "The lease ends on 31 March 2027.")
+    bot.llm.steps.append(text("It ends on 31 March 2027."))
+    answer = await bot.send(
+        "[Document: lease.pdf] when does it end?", IncomingFile("lease.pdf", None, pdf)
+    )
+
+    said, answered = bot.channel.texts()
+    assert said.startswith("I read “lease.pdf”: 2 pages, ") and "long-term memory" in said
+    assert answered == answer == "It ends on 31 March 2027."
+    [request] = bot.llm.requests
+    prompt = request.messages[0].content
+    assert "# Shared Document\n“lease.pdf”, 2 pages, " in prompt
+    assert "The lease ends on 31 March 2027." in prompt
+    assert request.messages[-1].content == "[Document: lease.pdf] when does it end?"
+    assert len(bot.queue.documents) == 1 and len(bot.notes.added) == 1
+
+
+async def test_a_long_document_with_a_question_gives_the_model_its_beginning_only(bot):
+    body = "\n\n".join(f"Section {n}: " + "filler words " * 30 for n in range(200))
+    doc = IncomingFile("big.txt", "text/plain", body.encode())
+    await bot.send("[Document: big.txt] summarise it", doc)
+    prompt = bot.llm.requests[0].messages[0].content
+    assert "(its beginning; the rest is in long-term memory)" in prompt
+    assert "Section 0:" in prompt and "Section 199:" not in prompt
+
+
+async def test_with_long_term_memory_off_a_question_is_still_answered_from_the_file(tmp_path):
+    bot = Bot(tmp_path, '{"rag": {"enabled": false}}')
+    note = IncomingFile("note.txt", "text/plain", b"Dentist on the 14th at 9.")
+    answer = await bot.send("[Document: note.txt] when is the dentist?", note)
+    said = bot.channel.texts()[0]
+    assert "long-term memory is off" in said
+    assert answer.startswith("echo: ")  # the model was asked
+    assert "Dentist on the 14th at 9." in bot.llm.requests[0].messages[0].content
+    assert bot.queue.documents == [] and bot.notes.added == []
 
 
 async def test_a_long_document_is_filed_in_pieces_each_naming_its_part(bot):
