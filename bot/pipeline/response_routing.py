@@ -30,7 +30,8 @@ async def deliver(ctx: TurnContext) -> None:
     The message's `on_answered` hears of an answer the moment it is out, before the session is
     saved: the channel notes it, so a kill in between is recorded after a restart instead of
     being answered a second time. A notice or an apology is no answer: such a turn is tried
-    again after a restart, as its notice says."""
+    again after a restart, as its notice says; but a notice with messages for the session (a
+    document filed, `bot/pipeline/attachments.py`) is one, so the file is not filed twice."""
     text = reply_text(ctx)
     ways: list[Callable[[str], Awaitable[None]]] = []
     if ctx.stream is not None:
@@ -44,7 +45,7 @@ async def deliver(ctx: TurnContext) -> None:
             failure = exc
             continue
         ctx.reply_sent = True
-        if ctx.final_text and ctx.message.on_answered is not None:
+        if (ctx.final_text or ctx.turn_messages) and ctx.message.on_answered is not None:
             ctx.message.on_answered(text)
         return
     assert failure is not None

@@ -65,7 +65,9 @@ class Bot:
         self.runner = TurnRunner(pipeline, self.sessions, store, CommandRegistry())
         self.channel = RecordingChannel()
 
-    async def send(self, text, attachment=None, address=PRIVATE, user="42", name=None):
+    async def send(
+        self, text, attachment=None, address=PRIVATE, user="42", name=None, on_answered=None
+    ):
         message = IncomingMessage(
             address,
             user,
@@ -74,6 +76,7 @@ class Bot:
             user_name=name,
             in_group=address is GROUP,
             file=attachment,
+            on_answered=on_answered,
         )
         await self.runner.handle(message, self.channel)
         return self.channel.texts()[-1]
@@ -181,6 +184,17 @@ async def test_with_long_term_memory_off_a_question_is_still_answered_from_the_f
     assert answer.startswith("echo: ")  # the model was asked
     assert "Dentist on the 14th at 9." in bot.llm.requests[0].messages[0].content
     assert bot.queue.documents == [] and bot.notes.added == []
+
+
+async def test_a_filed_document_counts_as_answered_so_a_replay_does_not_file_it_again(bot):
+    noted = []
+    note = IncomingFile("note.txt", "text/plain", b"The plumber comes on Tuesday at 8.")
+    reply = await bot.send("[Document: note.txt]", note, on_answered=noted.append)
+    assert noted == [reply]
+
+    broken = IncomingFile("bad.pdf", None, b"%PDF-1.4 broken")
+    await bot.send("[Document: bad.pdf]", broken, on_answered=noted.append)
+    assert noted == [reply], "a refusal is no answer: a replay may try again"
 
 
 async def test_a_long_document_is_filed_in_pieces_each_naming_its_part(bot):
