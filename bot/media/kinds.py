@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.config import RuntimeConfig
+    from bot.conversation import IncomingFile
 
 
 class FileKind(StrEnum):
@@ -19,6 +24,14 @@ class FileKind(StrEnum):
 DOCUMENT_KINDS = (FileKind.PDF, FileKind.DOCX, FileKind.TEXT, FileKind.MARKDOWN)
 SUPPORTED_DOCUMENTS = "PDF, DOCX, TXT and Markdown"
 """For the message that refuses any other type."""
+
+VISION_OFF = (
+    "I can't look at images: this bot's model is set up for text only (llm.vision is off). "
+    "Please describe what's in it in words."
+)
+UNKNOWN_TYPE = (
+    "I can't open {name}: I read {supported} documents, and look at photos. Nothing was stored."
+)
 
 _BY_SUFFIX = {
     ".pdf": FileKind.PDF,
@@ -58,3 +71,20 @@ def file_kind(file_name: str | None, mime_type: str | None) -> FileKind | None:
         return _BY_MIME[mime]
     suffix = PurePosixPath(file_name or "").suffix.lower()
     return _BY_SUFFIX.get(suffix)
+
+
+def refusal_before_reading(file: IncomingFile, config: RuntimeConfig) -> str | None:
+    """What to answer a file the bot will not read, judged by its name and type alone (a
+    channel asks before downloading it): an unknown type, or a photo while `llm.vision` is
+    off. None when the file is worth reading."""
+    kind = file_kind(file.file_name, file.mime_type)
+    if kind is None:
+        return UNKNOWN_TYPE.format(name=quoted_name(file.file_name), supported=SUPPORTED_DOCUMENTS)
+    if kind is FileKind.IMAGE and not config.llm.vision:
+        return VISION_OFF
+    return None
+
+
+def quoted_name(file_name: str) -> str:
+    """A file's name as replies show it: on one line, at most 100 characters, in quotes."""
+    return f"“{' '.join(file_name.split())[:100] or 'this file'}”"

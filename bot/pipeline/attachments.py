@@ -14,7 +14,7 @@ import logging
 
 from bot.conversation import ChatMessage, IncomingFile
 from bot.media.extraction import ExtractedText, UnreadableFile
-from bot.media.kinds import SUPPORTED_DOCUMENTS, FileKind, file_kind
+from bot.media.kinds import FileKind, file_kind, quoted_name, refusal_before_reading
 from bot.media.library import DocumentLibrary
 from bot.pipeline.context import TurnContext
 from bot.ports.llm import ImageInput
@@ -22,13 +22,6 @@ from bot.ports.media import MediaReaderPort
 
 log = logging.getLogger(__name__)
 
-VISION_OFF = (
-    "I can't look at images: this bot's model is set up for text only (llm.vision is off). "
-    "Please describe what's in it in words."
-)
-UNKNOWN_TYPE = (
-    "I can't open {name}: I read {supported} documents, and look at photos. Nothing was stored."
-)
 NO_TEXT_PDF = (
     "I opened {name} ({pages}) but found no text in it: it looks like a scan (pictures of "
     "pages), and I can't read text in pictures. Nothing was stored. A PDF with a text layer, "
@@ -71,28 +64,25 @@ class AttachmentSystem:
         attachment = ctx.message.file
         assert attachment is not None
         kind = file_kind(attachment.file_name, attachment.mime_type)
-        name = _quoted(attachment.file_name)
+        refusal = refusal_before_reading(attachment, ctx.config)
         try:
-            if kind is None:
-                ctx.notice = UNKNOWN_TYPE.format(name=name, supported=SUPPORTED_DOCUMENTS)
+            if refusal is not None:
+                ctx.notice = refusal
             elif kind is FileKind.IMAGE:
                 await self._image(ctx, attachment)
-            else:
+            elif kind is not None:
                 await self._document(ctx, attachment, kind)
         except UnreadableFile as exc:
             log.info("[Media] could not read a %s: %s", kind or "file", exc)
             ctx.notice = f"{exc} Nothing was stored."
 
     async def _image(self, ctx: TurnContext, attachment: IncomingFile) -> None:
-        if not ctx.config.llm.vision:
-            ctx.notice = VISION_OFF
-            return
         image = await self._reader.prepare_image(attachment.data, ctx.config.media)
         log.info("[Media] image of %dx%d for the model", image.width, image.height)
         ctx.images = [ImageInput(image.data, image.mime_type)]
 
     async def _document(self, ctx: TurnContext, attachment: IncomingFile, kind: FileKind) -> None:
-        name = _quoted(attachment.file_name)
+        name = quoted_name(attachment.file_name)
         found = await self._reader.read_document(attachment.data, kind, ctx.config.media)
         if not found.text:
             ctx.notice = (
@@ -115,7 +105,7 @@ class AttachmentSystem:
 
     async def _keep(self, ctx: TurnContext, attachment: IncomingFile, found: ExtractedText) -> str:
         """File the text in the scope's memory when it may be kept; what to tell the sender."""
-        name, summary = _quoted(attachment.file_name), describe(found)
+        name, summary = quoted_name(attachment.file_name), describe(found)
         if not ctx.remembering:
             return NOT_REMEMBERING.format(name=name, summary=summary)
         if not ctx.config.rag.enabled:
@@ -144,7 +134,3 @@ def _cut_note(found: ExtractedText) -> str:
     if found.pages is not None and found.pages_read is not None and found.pages_read < found.pages:
         return f" (I read the first {found.pages_read} pages: the limit is media.documentMaxPages)"
     return ""
-
-
-def _quoted(file_name: str) -> str:
-    return f"“{' '.join(file_name.split())[:100] or 'this file'}”"

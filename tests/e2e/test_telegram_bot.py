@@ -773,6 +773,7 @@ async def test_with_vision_off_a_photo_is_answered_plainly_without_the_model(
     (answer,) = await replies(telegram, ALICE.id)
     assert "llm.vision is off" in answer.text
     assert fake_llm.requests == []
+    assert telegram.calls("getFile") == [], "a photo that will not be looked at is not fetched"
 
 
 async def test_a_file_over_the_limit_is_refused_before_any_download(
@@ -830,6 +831,8 @@ async def test_what_cannot_be_read_is_said_and_nothing_is_queued(
     (answer,) = await replies(telegram, ALICE.id)
     assert expected in answer.text and "Nothing was stored." in answer.text
     assert list((settings.data_dir / "rag" / "queue").glob("*")) == []
+    fetched = telegram.calls("getFile") != []
+    assert fetched == name.endswith(".pdf"), "a type the bot cannot read is not even fetched"
 
 
 async def test_in_a_group_media_without_a_mention_is_ignored(start_bot, telegram, fake_llm):

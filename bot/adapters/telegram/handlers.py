@@ -19,11 +19,12 @@ from bot.adapters.telegram.files import FileTooLarge, FileUnavailable, TelegramF
 from bot.adapters.telegram.formatting import plain_parts
 from bot.adapters.telegram.inbound import BotIdentity, Inbound, read_update
 from bot.adapters.telegram.inbox import UpdateInbox
-from bot.adapters.telegram.shared_files import download, is_shared_file, labelled
+from bot.adapters.telegram.shared_files import download, is_shared_file, labelled, shared_file
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.commands import parse_command
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingFile, IncomingMessage
+from bot.media.kinds import refusal_before_reading
 from bot.ports.channel import ChannelPort, DeliveryFailed
 
 log = logging.getLogger(__name__)
@@ -139,9 +140,14 @@ class TelegramUpdateHandler:
     async def _run_file_turn(
         self, inbound: Inbound, operator: bool, update_id: int, files: TelegramFiles
     ) -> None:
-        """Download a photo or document (refused before any download when over the size
-        limit), then run the turn with it; a refusal or failed download is said, not run."""
+        """Download a photo or document, then run the turn with it. What will not be read (an
+        unknown type, a photo while `llm.vision` is off) or is over the size limit is refused
+        before any download; a refusal or a failed download is said, not run."""
         assert inbound.attachment is not None
+        refusal = refusal_before_reading(shared_file(inbound.attachment), self._config.current())
+        if refusal is not None:  # no download for a file that will not be read
+            await self._reply(inbound, refusal)
+            return
         self._typing.start(inbound.address)
         try:
             shared = await download(files, inbound.attachment)
