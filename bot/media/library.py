@@ -48,9 +48,7 @@ class DocumentLibrary:
                 f'Document "{file_name}", shared{sender} on {at:%Y-%m-%d %H:%M} UTC, '
                 f"part {number} of {len(pieces)}:"
             )
-            await self._queue.enqueue(
-                shared_file_piece(scope.owner, chat_key, header, piece, at)
-            )
+            await self._queue.enqueue(shared_file_piece(scope.owner, chat_key, header, piece, at))
         log.info("[Media] filed a document of %d chars in %d piece(s)", len(text), len(pieces))
         return len(pieces)
 

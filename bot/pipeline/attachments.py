@@ -113,7 +113,8 @@ class AttachmentSystem:
         scope, at = ctx.memory_scope, ctx.message.received_at
         await self._library.file(scope, ctx.session.key, attachment.file_name, found.text, at)
         source = f"turn:{ctx.session.key}:{at:%Y%m%dT%H%M%S%f}"
-        await self._library.note(scope, attachment.file_name, at, summary, source)
+        if ctx.config.memory.enabled:
+            await self._library.note(scope, attachment.file_name, at, summary, source)
         whose = "this group's" if scope.is_group else "my"
         return FILED.format(name=name, summary=summary, cut=_cut_note(found), whose=whose)
 

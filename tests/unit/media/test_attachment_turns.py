@@ -40,8 +40,6 @@ class Queue:
 
 
 class Notes:
-    enabled = True
-
     def __init__(self):
         self.added = []
 
@@ -140,7 +138,7 @@ async def test_a_pdf_is_filed_in_the_senders_memory_and_noted(bot):
     header = 'Document "house.pdf", shared on 2026-11-23 21:05 UTC, part 1 of 1:'
     assert piece.text.startswith(header)
     [(owner, note)] = bot.notes.added
-    assert owner == "42" and note.type == "note"
+    assert owner == "42" and note.type == "fact"
     assert note.content.startswith('The user shared the document "house.pdf" (2 pages, ')
     assert "2026-11-23 21:05 UTC" in note.content
 
@@ -241,6 +239,13 @@ async def test_what_cannot_be_read_gets_a_clear_message_and_nothing_is_stored(
     assert expected in reply
     assert bot.queue.documents == [] and bot.notes.added == []
     assert bot.llm.requests == []
+
+
+async def test_with_short_term_memory_off_a_document_is_filed_without_a_note(tmp_path):
+    bot = Bot(tmp_path, '{"rag": {"enabled": true}, "memory": {"enabled": false}}')
+    note = IncomingFile("note.txt", "text/plain", b"The boiler is serviced every March.")
+    assert "long-term memory now" in await bot.send("[Document: note.txt]", note)
+    assert len(bot.queue.documents) == 1 and bot.notes.added == []
 
 
 async def test_a_document_is_not_kept_while_remembering_or_long_term_memory_is_off(tmp_path):
