@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from bot.adapters.embeddings.configured import ConfiguredEmbedder
 from bot.adapters.lightrag import LightRagAdapter
 from bot.adapters.openai_llm import OpenAiLlm
+from bot.adapters.openai_speech import OpenAiSpeech
 from bot.commands import CommandRegistry, CoreCommands
 from bot.commands.memory import MemoryCommands
 from bot.config import RuntimeConfigStore
@@ -70,6 +71,8 @@ class BotApp:
     memory_stores: list[UserMemoryStore]
     """What `/memory` counts and `/forget all` empties; a channel may add its own."""
     disk: DiskHealth
+    speech: OpenAiSpeech
+    """Voice notes to text and answers to speech, for channels that carry audio."""
     _disk_retries: asyncio.Task[None] | None = field(default=None, repr=False)
 
     @classmethod
@@ -111,6 +114,12 @@ class BotApp:
         sessions = JsonSessionStore(data / "sessions", disk=disk)
         memory_stores: list[UserMemoryStore] = [memory, long_term, sessions]
 
+        # Voice notes in, spoken answers out (`speech`); its own key, else the LLM's.
+        speech_key = settings.speech_api_key
+        speech = OpenAiSpeech(
+            speech_key.get_secret_value() if speech_key else key, settings.openai_base_url
+        )
+
         tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember)])
         pipeline = Pipeline(
             [
@@ -150,6 +159,7 @@ class BotApp:
             extractor,
             memory_stores,
             disk,
+            speech,
         )
 
     async def start(self) -> None:
@@ -167,7 +177,7 @@ class BotApp:
         """The Telegram channel driving this app (PTB is imported only when it is used)."""
         from bot.adapters.telegram import TelegramBot
 
-        bot = TelegramBot(self.handle, self.config, self.commands, options)
+        bot = TelegramBot(self.handle, self.config, self.commands, options, self.speech)
         if bot.inbox is not None:  # it keeps users' messages on disk until compacted
             self.memory_stores.append(bot.inbox)
         return bot
@@ -184,6 +194,7 @@ class BotApp:
         await self.indexer.stop()
         await self.rag.aclose()
         await self.embedder.close()
+        await self.speech.close()
         close = getattr(self.llm, "close", None)
         if close is not None:
             await close()

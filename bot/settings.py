@@ -29,7 +29,13 @@ Pick the model in preferences/runtime-config.json, field llm.model."""
 
 _WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
-_SECRETS = ("telegram_bot_token", "telegram_webhook_secret", "openai_api_key", "rag_api_key")
+_SECRETS = (
+    "telegram_bot_token",
+    "telegram_webhook_secret",
+    "openai_api_key",
+    "rag_api_key",
+    "speech_api_key",
+)
 
 
 class Settings(BaseSettings):
@@ -88,6 +94,10 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("EMBEDDINGS_API_KEY", "embeddings_api_key"),
     )
     """For `memory.embeddings.provider: openai`; OPENAI_API_KEY when unset."""
+    speech_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SPEECH_API_KEY", "speech_api_key")
+    )
+    """For the speech servers (`speech` in the runtime config); OPENAI_API_KEY when unset."""
     data_dir: Path = Field(
         default=Path("data"), validation_alias=AliasChoices("BOT_DATA_DIR", "data_dir")
     )
@@ -140,5 +150,6 @@ class Settings(BaseSettings):
             self.openai_api_key,
             self.rag_api_key,
             self.embeddings_api_key,
+            self.speech_api_key,
         )
         return [s.get_secret_value() for s in secrets if s is not None and s.get_secret_value()]

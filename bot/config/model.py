@@ -192,6 +192,48 @@ class ToolsConfig(Section):
         return bool(getattr(self, tool_name, True))
 
 
+UploadFormat = Literal["ogg", "wav"]
+
+
+class TranscriptionConfig(Section):
+    """Voice notes, audio files and video notes to text, through `/v1/audio/transcriptions`."""
+
+    enabled: bool = Field(True, description="false: voice notes get a 'please write' answer.")
+    model: str = Field("whisper-1", min_length=1, description="e.g. whisper-large-v3 on Groq.")
+    base_url: str = Field("", description="Empty: OPENAI_BASE_URL.")
+    language: str = Field("", description="ISO-639-1 hint such as `en`; empty: detected.")
+    upload_format: UploadFormat = Field(
+        "ogg", description="ogg: Opus 16 kHz (small); wav: 16 kHz PCM (whisper.cpp's server)."
+    )
+    max_minutes: float = Field(
+        30, gt=0, le=600, description="Longer recordings are refused, before download if said."
+    )
+    timeout_seconds: float = Field(60, gt=0, le=600, description="One request.")
+    retry_attempts: int = Field(2, ge=1, le=10)
+    show_transcript: bool = Field(True, description="Say 'I heard: …' before the answer.")
+
+
+class VoiceRepliesConfig(Section):
+    """Answers spoken through `/v1/audio/speech`, sent as Telegram voice notes (OGG/Opus)."""
+
+    enabled: bool = Field(False, description="Needs a speech server; then /voice turns it on.")
+    answer_voice_notes: bool = Field(True, description="A voice note gets a spoken answer too.")
+    model: str = Field("tts-1", min_length=1)
+    voice: str = Field("alloy", min_length=1)
+    base_url: str = Field("", description="Empty: OPENAI_BASE_URL.")
+    timeout_seconds: float = Field(60, gt=0, le=600, description="One request.")
+    max_chars: int = Field(
+        2000, ge=50, le=4096, description="Longer answers stay text only (OpenAI takes 4096)."
+    )
+
+
+class SpeechConfig(Section):
+    """Speech in and out (see docs/TELEGRAM.md, "Voice")."""
+
+    transcription: TranscriptionConfig = Field(default_factory=TranscriptionConfig)
+    voice_replies: VoiceRepliesConfig = Field(default_factory=VoiceRepliesConfig)
+
+
 class RuntimeConfig(Section):
     """The whole runtime config; read once per turn so an edit applies on the next turn."""
 
@@ -202,6 +244,7 @@ class RuntimeConfig(Section):
     media: MediaConfig = Field(default_factory=MediaConfig)
     rate_limit: RateLimitConfig = Field(default_factory=RateLimitConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    speech: SpeechConfig = Field(default_factory=SpeechConfig)
 
 
 def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:

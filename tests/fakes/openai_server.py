@@ -1,8 +1,10 @@
-"""A small OpenAI-compatible chat-completions server on 127.0.0.1, scripted by tests.
+"""A small OpenAI-compatible server on 127.0.0.1, scripted by tests: chat completions,
+embeddings, and speech both ways (`/v1/audio/transcriptions`, `/v1/audio/speech`).
 
-It speaks the real wire format (JSON and SSE streaming, tool calls, error bodies, Retry-After)
-so the real `openai` client talks to it unchanged. It runs its own event loop on a daemon
-thread, so a bot started as a subprocess, a benchmark and async tests can all use it.
+It speaks the real wire format (JSON and SSE streaming, tool calls, multipart uploads, error
+bodies, Retry-After) so the real `openai` client talks to it unchanged. It runs its own event
+loop on a daemon thread, so a bot started as a subprocess, a benchmark and async tests can all
+use it.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
+from tests.fakes.audio import tone_wav
 from tests.fakes.background_server import BackgroundServer
 from tests.fakes.llm import echo
 
@@ -37,6 +40,26 @@ class Reply:
     """Streaming: pause between text chunks, so a client sees the answer arrive over time."""
     drop_connection: bool = False
     error_message: str = "fake error"
+
+
+@dataclass
+class Transcript:
+    """What the fake answers to one transcription request (a failure when `status` != 200)."""
+
+    text: str = ""
+    status: int = 200
+    delay: float = 0.0
+    error_message: str = "fake transcription error"
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One transcription request as it arrived: the form fields and the audio file."""
+
+    fields: dict[str, str]
+    filename: str
+    content_type: str
+    audio: bytes
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -129,6 +152,15 @@ class FakeOpenAiServer(BackgroundServer):
         self.embedder = embedder or bag_of_words_embedder
         self.requests: list[dict[str, Any]] = []
         self.embedding_requests: list[dict[str, Any]] = []
+        self.uploads: list[Upload] = []
+        """Every transcription request, in arrival order."""
+        self.speech_requests: list[dict[str, Any]] = []
+        """Every speech request's JSON body, in arrival order."""
+        self.default_transcript = Transcript("")
+        """What transcriptions answer once the scripted ones are used up."""
+        self.speech_status = 200
+        """Set to an HTTP error status to make `/v1/audio/speech` fail."""
+        self._transcripts: deque[Transcript] = deque()
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
 
@@ -143,6 +175,13 @@ class FakeOpenAiServer(BackgroundServer):
             if self._script:
                 return self._script.popleft()
         return self.responder(body)
+
+    def script_transcripts(self, *transcripts: Transcript | str) -> None:
+        """The next transcriptions' answers, in order (a string is a transcript of that text)."""
+        with self._lock:
+            self._transcripts.extend(
+                t if isinstance(t, Transcript) else Transcript(t) for t in transcripts
+            )
 
     @property
     def base_url(self) -> str:
@@ -160,6 +199,8 @@ class FakeOpenAiServer(BackgroundServer):
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
+        app.router.add_post("/v1/audio/speech", self._speak)
 
     # -- handlers --------------------------------------------------------------------------
     async def _models(self, request: web.Request) -> web.Response:
@@ -179,6 +220,41 @@ class FakeOpenAiServer(BackgroundServer):
         return web.json_response(
             {"object": "list", "data": data, "model": body.get("model", "fake"), "usage": _usage()}
         )
+
+    async def _transcribe(self, request: web.Request) -> web.Response:
+        fields: dict[str, str] = {}
+        upload: tuple[str, str, bytes] | None = None
+        async for part in await request.multipart():
+            if isinstance(part, BodyPartReader) and part.filename is not None:
+                content_type = part.headers.get("Content-Type", "")
+                upload = (part.filename, content_type, bytes(await part.read()))
+            elif isinstance(part, BodyPartReader):
+                fields[part.name or ""] = await part.text()
+        if upload is None or "model" not in fields:
+            return _error(400, "file and model are required")
+        with self._lock:
+            self.uploads.append(Upload(fields, *upload))
+            answer = self._transcripts.popleft() if self._transcripts else self.default_transcript
+        if answer.delay:
+            await asyncio.sleep(answer.delay)
+        if answer.status != 200:
+            return _error(answer.status, answer.error_message)
+        if fields.get("response_format") == "text":
+            return web.Response(text=answer.text)
+        return web.json_response({"text": answer.text})
+
+    async def _speak(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        with self._lock:
+            self.speech_requests.append(body)
+        if self.speech_status != 200:
+            return _error(self.speech_status, "fake speech error")
+        if not body.get("input") or not body.get("model") or not body.get("voice"):
+            return _error(400, "input, model and voice are required")
+        # Real audio whatever `response_format` asked for, as lax local servers do: a tone
+        # of about 60 ms per character, so longer answers make longer speech.
+        seconds = min(30.0, 0.06 * len(str(body["input"])))
+        return web.Response(body=tone_wav(seconds), content_type="audio/wav")
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
@@ -310,6 +386,11 @@ def hash_word(word: str) -> int:
     for byte in word.encode("utf-8"):
         value = ((value ^ byte) * 16777619) & 0xFFFFFFFF
     return value
+
+
+def _error(status: int, message: str) -> web.Response:
+    body = {"error": {"message": message, "type": "fake", "code": None}}
+    return web.json_response(body, status=status)
 
 
 def _usage() -> dict[str, int]:

@@ -133,6 +133,9 @@ class SentMessage:
     sent_at: float
     history: list[str] = field(default_factory=list)
     deleted: bool = False
+    voice: bytes | None = None
+    """A voice note's audio as uploaded (sendVoice); its `text` is empty then."""
+    voice_duration: int | None = None
 
     @property
     def edits(self) -> int:
@@ -496,6 +499,7 @@ class FakeTelegramServer(BackgroundServer):
             "sendChatAction": self._send_chat_action,
             "getChat": self._get_chat,
             "getFile": self._get_file,
+            "sendVoice": self._send_voice,
             "close": self._true,
             "logOut": self._true,
         }
@@ -628,6 +632,36 @@ class FakeTelegramServer(BackgroundServer):
             "file_size": file.claimed_size,
             "file_path": file.path,
         }
+
+    async def _send_voice(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params.get("chat_id"))
+        audio = params.get("voice")
+        if not isinstance(audio, bytes) or not audio:
+            raise ApiError(400, "Bad Request: there is no voice in the request")
+        duration = int(params.get("duration") or 0)
+        thread_id = params.get("message_thread_id")
+        reply = params.get("reply_parameters") or {}
+        reply_to = reply.get("message_id")
+        with self._lock:
+            message_id = self._next_message_id(chat.id)
+            message = self._bot_message_json(chat, message_id, "", [], thread_id, None)
+            del message["text"]
+            file = self.add_file(audio, "voice")
+            message["voice"] = {
+                "file_id": file.file_id,
+                "file_unique_id": file.file_id,
+                "duration": duration,
+                "mime_type": "audio/ogg",
+                "file_size": len(audio),
+            }
+            self._messages[(chat.id, message_id)] = message
+            sent = SentMessage(
+                chat.id, message_id, "", [], thread_id, reply_to, time.monotonic(), [""]
+            )
+            sent.voice, sent.voice_duration = audio, duration
+            self._sent.append(sent)
+            self._sent_index[(chat.id, message_id)] = sent
+        return message
 
     async def _download(self, request: web.Request) -> web.StreamResponse:
         if request.match_info["token"] != self.token:
@@ -831,7 +865,11 @@ async def _params(request: web.Request) -> dict[str, Any]:
         if request.content_type == "application/json":
             raw.update(await request.json())
         else:
-            raw.update({k: v for k, v in (await request.post()).items() if isinstance(v, str)})
+            for key, value in (await request.post()).items():
+                if isinstance(value, str):
+                    raw[key] = value
+                elif isinstance(value, web.FileField):  # an upload: kept as bytes
+                    raw[key] = value.file.read()
     params: dict[str, Any] = {}
     for key, value in raw.items():
         if key in _JSON_FIELDS and isinstance(value, str):

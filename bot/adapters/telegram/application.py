@@ -33,9 +33,12 @@ from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions
 from bot.adapters.telegram.ordering import ChatOrderedProcessor
 from bot.adapters.telegram.polling import JournaledPoller
 from bot.adapters.telegram.typing_indicator import TypingIndicators
+from bot.adapters.telegram.voice_notes import VoiceNotes
+from bot.adapters.telegram.voice_replies import VoiceCommand, VoiceReplies, VoiceSwitch
 from bot.adapters.telegram.webhook import WebhookReceiver
 from bot.commands import CommandRegistry
 from bot.config import RuntimeConfigStore
+from bot.ports.speech import SpeechPort
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +62,9 @@ class TelegramBot:
         config: RuntimeConfigStore,
         commands: CommandRegistry,
         options: TelegramOptions,
+        speech: SpeechPort | None = None,
     ) -> None:
+        """`speech` None: voice notes get a "please write" answer, answers are text only."""
         self.options = options
         self._commands = commands
         self.processor = ChatOrderedProcessor()
@@ -133,6 +138,18 @@ class TelegramBot:
             self.handler.count_start = inbox.started
             self.handler.inbox = inbox
         StartCommand(config).register(commands)
+        if speech is not None:
+            self._add_voice(speech, config, commands)
+
+    def _add_voice(
+        self, speech: SpeechPort, config: RuntimeConfigStore, commands: CommandRegistry
+    ) -> None:
+        """Voice notes in (transcribed), answers out as voice where wanted, `/voice`."""
+        self.handler.voice_notes = VoiceNotes(self.files, speech, config)
+        switch = VoiceSwitch(self.options.voice_choices_path)
+        replies = VoiceReplies(speech, self.sender, config, switch)
+        self.handler.voice_replies = replies
+        VoiceCommand(replies, config).register(commands)
 
     async def start(self) -> None:
         """Check the token, publish the menu, start taking updates. Raises `StartupFailed`."""

@@ -114,6 +114,30 @@ class TelegramSender:
         message = await self._formatted_or_plain("sendMessage", address, part, attempt, preview)
         return message.message_id
 
+    async def send_voice(
+        self, address: ChatAddress, ogg_opus: bytes, seconds: float, reply_to: int | None = None
+    ) -> int:
+        """Send a voice note (OGG/Opus, shown as a voice bubble); its message id."""
+        try:
+            message = await self._retrying(
+                lambda: self._bot.send_voice(
+                    chat_id=chat_id(address),
+                    voice=ogg_opus,
+                    filename="voice.ogg",
+                    duration=max(1, round(seconds)),
+                    message_thread_id=thread_id(address),
+                    reply_parameters=(
+                        ReplyParameters(reply_to, allow_sending_without_reply=True)
+                        if reply_to
+                        else None
+                    ),
+                )
+            )
+        except TelegramError as exc:
+            log.warning("[Telegram] sendVoice to chat %s failed: %s", address.chat_id, exc)
+            raise DeliveryFailed(f"sendVoice to chat {address.chat_id} failed: {exc}") from exc
+        return message.message_id
+
     async def edit(
         self, address: ChatAddress, message_id: int, part: MessagePart, preview: bool = False
     ) -> bool:
@@ -151,12 +175,13 @@ class TelegramSender:
         limiter = getattr(self._bot, "rate_limiter", None)
         return limiter.paused_for(address.chat_id) if isinstance(limiter, FloodControl) else 0.0
 
-    async def typing(self, address: ChatAddress) -> None:
-        """Show "typing…" for about five seconds; a failure only costs the indicator."""
+    async def typing(self, address: ChatAddress, action: str = ChatAction.TYPING) -> None:
+        """Show "typing…" (or another chat action, such as "recording a voice message") for
+        about five seconds; a failure only costs the indicator."""
         try:
             await self._bot.send_chat_action(
                 chat_id=chat_id(address),
-                action=ChatAction.TYPING,
+                action=action,
                 message_thread_id=thread_id(address),
                 rate_limit_args=NO_FLOOD_RETRY,
             )

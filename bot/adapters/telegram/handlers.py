@@ -21,6 +21,8 @@ from bot.adapters.telegram.inbound import BotIdentity, Inbound, read_update
 from bot.adapters.telegram.inbox import UpdateInbox
 from bot.adapters.telegram.shared_files import download, is_shared_file, labelled, shared_file
 from bot.adapters.telegram.typing_indicator import TypingIndicators
+from bot.adapters.telegram.voice_notes import Unheard, VoiceNotes, heard_line
+from bot.adapters.telegram.voice_replies import VoiceReplies
 from bot.commands import parse_command
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingFile, IncomingMessage
@@ -39,6 +41,7 @@ ATTACHMENT_NOTE = "\n\n(Attached: a {kind}, which the bot cannot open.)"
 GAVE_UP_TEXT = "Sorry, I could not process this message (it failed twice)."
 MAX_TURN_STARTS = 2
 """A message whose turn was cut short (crash, kill, shutdown) this often is not tried again."""
+UNHEARD_TEXT = "Sorry, something went wrong while I listened to this. Please try again."
 EMPTY_MENTION = "Yes? Write your question in the same message as the mention."
 
 
@@ -83,6 +86,10 @@ class TelegramUpdateHandler:
         """Keeps a streamed reply's preview ids with its update, for a replay to delete."""
         self.files: TelegramFiles | None = None
         """Downloads photos and documents for the core to read (`shared_files.py`)."""
+        self.voice_notes: VoiceNotes | None = None
+        """Transcribes voice notes, audio and video notes; None: they get `ATTACHMENT_ONLY`."""
+        self.voice_replies: VoiceReplies | None = None
+        """Speaks answers where wanted; None: text only."""
 
     async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert self.me is not None, "the bot identity is set at start-up"
@@ -106,6 +113,11 @@ class TelegramUpdateHandler:
         if self.files is not None and is_shared_file(inbound.attachment):
             await self._run_file_turn(inbound, operator, update.update_id, self.files)
             return
+        if self.voice_notes is not None and self.voice_notes.can_read(inbound):
+            heard = await self._listen(inbound)
+            if heard is None:
+                return
+            inbound = heard
         if inbound.attachment and not inbound.text:
             await self._reply(inbound, ATTACHMENT_ONLY.format(kind=inbound.attachment.spoken))
             return
@@ -123,6 +135,29 @@ class TelegramUpdateHandler:
         if leftover and self.inbox is not None:
             log.info("[Telegram] deleted the unfinished preview of update %d", update_id)
             self.inbox.preview_shown(update_id, [])
+
+    async def _listen(self, inbound: Inbound) -> Inbound | None:
+        """Transcribe an audio attachment, "typing…" meanwhile; None when the user was told
+        why it gave no words (the indicator stops then, whatever went wrong)."""
+        assert self.voice_notes is not None and inbound.attachment is not None
+        self._typing.start(inbound.address)
+        try:
+            heard = await self.voice_notes.listen(inbound)
+        except Unheard as exc:
+            self._typing.stop(inbound.address)
+            await self._reply(inbound, str(exc))
+            return None
+        except Exception:
+            self._typing.stop(inbound.address)
+            log.exception("[Telegram] listening to a %s failed", inbound.attachment.kind)
+            await self._reply(inbound, UNHEARD_TEXT)
+            return None
+        except BaseException:
+            self._typing.stop(inbound.address)
+            raise
+        if heard.transcript and self._config.current().speech.transcription.show_transcript:
+            await self._reply(inbound, heard_line(heard.transcript))
+        return heard
 
     def _failed_before(self, update_id: int) -> bool:
         """Count this start; True when the update's turn was cut short too often already."""
@@ -169,8 +204,18 @@ class TelegramUpdateHandler:
         text = inbound.text
         if inbound.attachment and is_shared_file(inbound.attachment):
             text = labelled(inbound.attachment, text)
-        elif inbound.attachment:
+        elif inbound.attachment and inbound.transcript is None:
             text += ATTACHMENT_NOTE.format(kind=inbound.attachment.spoken)
+        voice = self.voice_replies
+        speak = voice is not None and answered is None and voice.wanted(inbound)
+        spoken: list[str] = []
+
+        def on_answered(reply: str) -> None:
+            if inbox is not None:
+                inbox.answered(update_id, reply)
+            if speak:
+                spoken.append(reply)
+
         message = IncomingMessage(
             address=inbound.address,
             user_id=str(inbound.user_id),
@@ -180,11 +225,12 @@ class TelegramUpdateHandler:
             external_id=f"telegram:{inbound.address.chat_id}:{inbound.message_id}",
             operator=operator,
             in_group=inbound.in_group,
-            on_answered=(lambda reply: inbox.answered(update_id, reply)) if inbox else None,
+            on_answered=on_answered if inbox is not None or speak else None,
             answered_before=answered,
             file=file,
         )
-        reply_to_in_this_turn(inbound.address, inbound.message_id if inbound.in_group else None)
+        reply_to = inbound.message_id if inbound.in_group else None
+        reply_to_in_this_turn(inbound.address, reply_to)
         keep_previews_in_this_turn(
             (lambda ids: inbox.preview_shown(update_id, ids)) if inbox is not None else None
         )
@@ -194,6 +240,8 @@ class TelegramUpdateHandler:
             await self._handle(message, self._channel)
         finally:
             self._typing.stop(inbound.address)
+        if spoken and voice is not None:
+            await voice.speak(inbound.address, spoken[-1], reply_to)
 
     async def _turn_away(self, inbound: Inbound, admission: Admission) -> None:
         if admission.verdict is Verdict.REFUSE:

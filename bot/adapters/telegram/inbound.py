@@ -82,6 +82,9 @@ class Inbound:
     """What else came with it (a photo, a voice note...), if anything."""
     in_group: bool
     user_name: str | None = None
+    transcript: str | None = None
+    """What was said in the attached voice note, audio or video note, once transcribed; it is
+    part of `text` too."""
 
 
 def address_of(message: Message) -> ChatAddress:

@@ -50,6 +50,8 @@ class TelegramOptions:
     """getMe tries at start-up while the Bot API is unreachable (a bad token is not retried)."""
     inbox_path: Path | None = None
     """Long polling keeps fetched updates here until handled (see `inbox.py`); None: no inbox."""
+    voice_choices_path: Path | None = None
+    """Each chat's `/voice` choice; None: kept in memory only."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> TelegramOptions:
@@ -69,4 +71,5 @@ class TelegramOptions:
             api_url=settings.telegram_api_url.rstrip("/"),
             webhook=webhook,
             inbox_path=settings.data_dir / "telegram" / "inbox.jsonl",
+            voice_choices_path=settings.data_dir / "telegram" / "voice-replies.json",
         )

@@ -1,0 +1,112 @@
+"""Voice notes, audio files and video notes become the user's words.
+
+Download (size and length checked first), decode and re-encode (`bot/audio/`), transcribe
+(`SpeechPort`). The transcript is then the message's text, so it goes through the pipeline,
+short-term memory and LightRAG exactly like typed text. Anything that stops it on the way
+(too large, damaged, silent, speech service down) is one `Unheard` whose message says why:
+nothing is stored, and the chat is never left "typing…".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+
+from bot.adapters.telegram.files import FileTooLarge, FileUnavailable, TelegramFiles
+from bot.adapters.telegram.inbound import Attachment, Inbound
+from bot.audio import AudioTooLong, AudioUnreadable, NoSound, for_transcription
+from bot.config import RuntimeConfigStore
+from bot.config.model import TranscriptionConfig
+from bot.ports.speech import SpeechError, SpeechPort
+
+log = logging.getLogger(__name__)
+
+AUDIO_KINDS = frozenset({"voice", "audio", "video_note"})
+HEARD_PREVIEW_CHARS = 3500
+"""An "I heard" line shows this much of a transcript (one Telegram message)."""
+
+
+class Unheard(Exception):
+    """The attachment gave no words; the message tells the user why, in one sentence or two."""
+
+
+def heard_line(transcript: str) -> str:
+    """`I heard: “…”`, shortened to one message."""
+    shown = transcript
+    if len(shown) > HEARD_PREVIEW_CHARS:
+        shown = shown[:HEARD_PREVIEW_CHARS].rstrip() + "…"
+    return f"I heard: “{shown}”"
+
+
+class VoiceNotes:
+    """Turns an audio attachment into an `Inbound` whose text is what was said."""
+
+    def __init__(self, files: TelegramFiles, speech: SpeechPort, config: RuntimeConfigStore):
+        self._files = files
+        self._speech = speech
+        self._config = config
+
+    @staticmethod
+    def can_read(inbound: Inbound) -> bool:
+        return inbound.attachment is not None and inbound.attachment.kind in AUDIO_KINDS
+
+    async def listen(self, inbound: Inbound) -> Inbound:
+        """`inbound` with its transcript, caption first; raises `Unheard`."""
+        attachment = inbound.attachment
+        assert attachment is not None and attachment.kind in AUDIO_KINDS
+        config = self._config.current().speech.transcription
+        if not config.enabled:
+            raise Unheard(
+                f"I can't listen to a {attachment.spoken} on this bot (speech transcription "
+                "is off). Please write your message as text."
+            )
+        _check_length(attachment, config)
+        try:
+            data = await self._files.download(attachment)
+        except (FileTooLarge, FileUnavailable) as exc:
+            raise Unheard(str(exc)) from None
+        transcript = await self._transcribe(attachment, data, config)
+        text = f"{inbound.text}\n\n{transcript}" if inbound.text else transcript
+        return replace(inbound, text=text, transcript=transcript)
+
+    async def _transcribe(
+        self, attachment: Attachment, data: bytes, config: TranscriptionConfig
+    ) -> str:
+        kind = attachment.spoken
+        try:
+            clip = await asyncio.to_thread(
+                for_transcription, data, config.upload_format, config.max_minutes * 60
+            )
+        except NoSound:
+            raise Unheard(f"This {kind} is empty: there is no sound in it.") from None
+        except AudioUnreadable as exc:
+            log.info("[Speech] a %s could not be decoded: %s", attachment.kind, exc)
+            raise Unheard(
+                f"I could not play this {kind}: it seems damaged, or in a format I don't know."
+            ) from None
+        except AudioTooLong:
+            raise Unheard(_too_long(kind, config)) from None
+        try:
+            transcript = await self._speech.transcribe(clip, config)
+        except SpeechError as exc:
+            raise Unheard(
+                f"I could not transcribe this {kind}: {exc.reason}. Please try again later, "
+                "or write it as text."
+            ) from None
+        if not transcript:
+            raise Unheard(f"I listened, but could not make out any words in this {kind}.")
+        return transcript
+
+
+def _check_length(attachment: Attachment, config: TranscriptionConfig) -> None:
+    """Refuse a recording Telegram already says is too long, before downloading it."""
+    if attachment.duration is not None and attachment.duration > config.max_minutes * 60:
+        raise Unheard(_too_long(attachment.spoken, config))
+
+
+def _too_long(kind: str, config: TranscriptionConfig) -> str:
+    return (
+        f"This {kind} is too long for me: I listen to up to {config.max_minutes:g} minutes. "
+        "Please send a shorter one."
+    )

@@ -1,0 +1,178 @@
+"""Spoken answers: `/voice on` in a chat, or by default to a voice note.
+
+The answer goes out as text first, as always; then it is spoken through `/v1/audio/speech`,
+re-encoded to OGG/Opus with PyAV (`bot/audio/`, the format Telegram shows as a voice bubble)
+and sent with sendVoice. Speaking is an extra: when it fails the text answer stands, the log
+says why and the chat gets one short line saying there is no voice this time.
+
+Each chat's choice (`/voice on|off|auto`) is one entry of `<data dir>/telegram/voice-replies.json`,
+rewritten atomically on change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from bot.adapters.telegram.delivery import TelegramSender
+from bot.adapters.telegram.formatting import render_markdown
+from bot.adapters.telegram.inbound import Inbound
+from bot.audio import AudioTooLong, AudioUnreadable, to_voice_note
+from bot.commands import Command, CommandCall, CommandRegistry
+from bot.config import RuntimeConfigStore
+from bot.conversation import ChatAddress
+from bot.ports.channel import DeliveryFailed
+from bot.ports.speech import SpeechError, SpeechPort
+from bot.storage.atomic import write_atomic
+
+log = logging.getLogger(__name__)
+
+NO_VOICE_NOTE = "(No voice this time: {reason}.)"
+NOT_SET_UP = (
+    "Voice replies are not set up on this bot; its operator can turn them on "
+    "(speech.voiceReplies in the runtime config)."
+)
+_SPOKEN_LIMIT = 1_000_000  # render_markdown splits at this; the text is not sent as a message
+
+
+class _Choices(BaseModel):
+    chats: dict[str, bool] = {}
+
+
+class VoiceSwitch:
+    """Per-chat choice: True (always speak), False (never), absent (speak to voice notes)."""
+
+    def __init__(self, path: Path | None) -> None:
+        """`path` None: choices last until the bot stops (tests)."""
+        self.path = path
+        self._choices = self._read() if path is not None else {}
+        self._lock = asyncio.Lock()
+
+    def choice(self, address: ChatAddress) -> bool | None:
+        return self._choices.get(address.session_key)
+
+    async def choose(self, address: ChatAddress, choice: bool | None) -> bool:
+        """Record a chat's choice; False when the disk refused it (nothing changes then)."""
+        async with self._lock:
+            choices = dict(self._choices)
+            if choice is None:
+                choices.pop(address.session_key, None)
+            else:
+                choices[address.session_key] = choice
+            data = _Choices(chats=choices).model_dump_json(indent=1).encode()
+            try:
+                if self.path is not None:
+                    await asyncio.to_thread(write_atomic, self.path, data)
+            except OSError as exc:
+                log.error("[Telegram] could not record a /voice choice: %s", exc)
+                return False
+            self._choices = choices
+            return True
+
+    def _read(self) -> dict[str, bool]:
+        assert self.path is not None
+        try:
+            return _Choices.model_validate_json(self.path.read_bytes()).chats
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValidationError) as exc:
+            log.error(
+                "[Telegram] %s is unreadable, /voice choices start afresh: %s", self.path, exc
+            )
+            return {}
+
+
+class VoiceReplies:
+    """Decides whether an answer is spoken, and speaks it."""
+
+    def __init__(
+        self,
+        speech: SpeechPort,
+        sender: TelegramSender,
+        config: RuntimeConfigStore,
+        switch: VoiceSwitch,
+    ) -> None:
+        self._speech = speech
+        self._sender = sender
+        self._config = config
+        self.switch = switch
+
+    def wanted(self, inbound: Inbound) -> bool:
+        """Spoken when set up and the chat said `/voice on`, or to a voice note unless it
+        said `/voice off`."""
+        replies = self._config.current().speech.voice_replies
+        if not replies.enabled:
+            return False
+        chosen = self.switch.choice(inbound.address)
+        if chosen is not None:
+            return chosen
+        return replies.answer_voice_notes and inbound.transcript is not None
+
+    async def speak(self, address: ChatAddress, markdown: str, reply_to: int | None) -> None:
+        """Send `markdown` as a voice note after its text; never raises for a failure."""
+        config = self._config.current().speech.voice_replies
+        text = "".join(part.text for part in render_markdown(markdown, _SPOKEN_LIMIT)).strip()
+        if not text:
+            return
+        if len(text) > config.max_chars:
+            log.info("[Speech] an answer of %d characters stays text only", len(text))
+            return
+        await self._sender.typing(address, "record_voice")
+        try:
+            audio = await self._speech.synthesize(text, config)
+            clip = await asyncio.to_thread(to_voice_note, audio)
+        except SpeechError as exc:
+            await self._say_no_voice(address, exc.reason, reply_to)
+            return
+        except (AudioUnreadable, AudioTooLong) as exc:
+            log.warning("[Speech] the speech service sent audio I could not convert: %s", exc)
+            await self._say_no_voice(address, "the speech service sent unplayable audio", reply_to)
+            return
+        try:
+            await self._sender.send_voice(address, clip.data, clip.seconds, reply_to)
+        except DeliveryFailed:
+            pass  # logged by the sender; the text answer is there
+
+    async def _say_no_voice(self, address: ChatAddress, reason: str, reply_to: int | None) -> None:
+        for part in render_markdown(NO_VOICE_NOTE.format(reason=reason)):
+            try:
+                await self._sender.send(address, part, reply_to=reply_to)
+            except DeliveryFailed:
+                return
+
+
+class VoiceCommand:
+    """`/voice on|off|auto`: this chat's spoken answers."""
+
+    def __init__(self, replies: VoiceReplies, config: RuntimeConfigStore) -> None:
+        self._replies = replies
+        self._config = config
+
+    def register(self, registry: CommandRegistry) -> None:
+        if registry.get("voice") is None:
+            registry.register(Command("voice", "spoken answers: on, off or auto", self.run))
+
+    async def run(self, call: CommandCall) -> str:
+        if not self._config.current().speech.voice_replies.enabled:
+            return NOT_SET_UP
+        address = call.message.address
+        choices = {"on": True, "off": False, "auto": None}
+        word = call.args.lower()
+        if word not in choices:
+            return _describe(self._replies.switch.choice(address))
+        if not await self._replies.switch.choose(address, choices[word]):
+            return "I could not save that choice (the disk refused it). Please try again later."
+        return _describe(choices[word])
+
+
+def _describe(choice: bool | None) -> str:
+    if choice is True:
+        state = "on: I answer in this chat with a voice note as well as text"
+    elif choice is False:
+        state = "off in this chat, also for voice notes"
+    else:
+        state = "auto: I answer your voice notes with a voice note too"
+    return f"Voice replies {state}.\n/voice on, /voice off or /voice auto changes it."

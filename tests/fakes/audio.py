@@ -1,0 +1,69 @@
+"""Real audio made in the tests: a WAV tone with the stdlib, OGG/Opus voice notes and MP4
+video notes with PyAV (the library the bot converts with)."""
+
+from __future__ import annotations
+
+import io
+import math
+import struct
+import wave
+from fractions import Fraction
+
+import av
+
+from bot.audio import to_voice_note
+
+
+def tone_wav(seconds: float, rate: int = 16_000, frequency: float = 440.0) -> bytes:
+    """A mono 16-bit WAV of a sine tone: real audio any decoder reads, made with the stdlib."""
+    samples = int(seconds * rate)
+    frames = struct.pack(
+        f"<{samples}h",
+        *(int(8000 * math.sin(2 * math.pi * frequency * i / rate)) for i in range(samples)),
+    )
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(frames)
+    return buffer.getvalue()
+
+
+def voice_note(seconds: float) -> bytes:
+    """An OGG/Opus voice note, as Telegram clients record them."""
+    return to_voice_note(tone_wav(seconds)).data
+
+
+def video_note(seconds: float, rate: int = 44_100) -> bytes:
+    """An MP4 with a small video track and an AAC sound track, like a Telegram video note."""
+    out = io.BytesIO()
+    with av.open(out, mode="w", format="mp4") as container:
+        video = container.add_stream("mpeg4", rate=10)
+        video.width = video.height = 64
+        video.pix_fmt = "yuv420p"
+        sound = container.add_stream("aac", rate=rate, layout="mono")
+        assert isinstance(sound, av.AudioStream) and isinstance(video, av.VideoStream)
+        for index in range(int(seconds * 10)):
+            frame = av.VideoFrame(64, 64, "yuv420p")
+            for plane in frame.planes:
+                plane.update(bytes(plane.buffer_size))
+            frame.pts = index
+            container.mux(video.encode(frame))
+        container.mux(video.encode(None))
+        with av.open(io.BytesIO(tone_wav(seconds, rate))) as source:
+            resampler = av.AudioResampler(format=sound.format, layout="mono", rate=rate)
+            for frame in source.decode(audio=0):
+                for chunk in resampler.resample(frame):
+                    chunk.time_base = Fraction(1, rate)
+                    container.mux(sound.encode(chunk))
+        container.mux(sound.encode(None))
+    return out.getvalue()
+
+
+def audio_seconds(data: bytes) -> tuple[str, str, float]:
+    """Container, codec and length of `data`, as a decoder sees them."""
+    with av.open(io.BytesIO(data)) as container:
+        stream = container.streams.audio[0]
+        samples = sum(frame.samples for frame in container.decode(stream))
+        return container.format.name, stream.codec_context.name, samples / stream.rate

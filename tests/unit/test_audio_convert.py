@@ -1,0 +1,54 @@
+"""Audio re-encoding with PyAV: what users send becomes one small format; speech, a voice note."""
+
+import pytest
+
+from bot.audio import AudioTooLong, AudioUnreadable, NoSound, for_transcription, to_voice_note
+from tests.fakes.audio import audio_seconds, tone_wav, video_note, voice_note
+
+
+@pytest.mark.parametrize(
+    ("source", "seconds"),
+    [(voice_note(2.0), 2.0), (tone_wav(1.5, rate=44_100), 1.5), (video_note(1.0), 1.0)],
+    ids=["voice note", "wav", "video note"],
+)
+def test_any_audio_becomes_small_mono_opus_for_a_speech_server(source, seconds):
+    clip = for_transcription(source, "ogg", max_seconds=60)
+    assert (clip.filename, clip.mime_type) == ("audio.ogg", "audio/ogg")
+    container, codec, length = audio_seconds(clip.data)
+    assert (container, codec) == ("ogg", "opus")
+    assert clip.seconds == pytest.approx(seconds, abs=0.05)
+    assert length == pytest.approx(seconds, abs=0.05)
+
+
+def test_wav_uploads_are_16_khz_pcm():
+    clip = for_transcription(voice_note(1.0), "wav", max_seconds=60)
+    assert (clip.filename, clip.mime_type) == ("audio.wav", "audio/wav")
+    assert clip.data[:4] == b"RIFF" and int.from_bytes(clip.data[24:28], "little") == 16_000
+    assert audio_seconds(clip.data)[2] == pytest.approx(1.0, abs=0.05)
+
+
+def test_speech_becomes_an_ogg_opus_voice_note_at_48_khz():
+    clip = to_voice_note(tone_wav(2.0))
+    assert audio_seconds(clip.data)[:2] == ("ogg", "opus")
+    assert clip.seconds == pytest.approx(2.0, abs=0.05)
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        (b"", NoSound),
+        (tone_wav(0.0), NoSound),
+        (b"OggS" + bytes(200), AudioUnreadable),
+        (b"not audio at all " * 50, AudioUnreadable),
+        (voice_note(2.0)[:60], AudioUnreadable),  # cut off in its headers
+    ],
+    ids=["empty file", "no samples", "damaged ogg", "text", "truncated"],
+)
+def test_empty_and_damaged_files_are_told_apart(data, error):
+    with pytest.raises(error):
+        for_transcription(data, "ogg", max_seconds=60)
+
+
+def test_decoding_stops_past_the_length_limit():
+    with pytest.raises(AudioTooLong):
+        for_transcription(tone_wav(3.0), "ogg", max_seconds=1.0)
