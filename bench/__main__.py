@@ -14,6 +14,7 @@ from bench import (
     rag_many_users,
     telegram_concurrency,
     turn_overhead,
+    voice_latency,
 )
 from bench.report import print_table
 
@@ -24,6 +25,7 @@ def main() -> None:
     for benchmark in (
         turn_overhead,
         telegram_concurrency,
+        voice_latency,
         rag_degradation,
         rag_many_users,
         memory_retrieval,

@@ -20,6 +20,15 @@ def test_any_audio_becomes_small_mono_opus_for_a_speech_server(source, seconds):
     assert length == pytest.approx(seconds, abs=0.05)
 
 
+def test_an_opus_voice_note_goes_as_it_is_and_anything_else_is_re_encoded():
+    note = voice_note(2.0)
+    assert for_transcription(note, "ogg", max_seconds=60).data == note
+    wav = tone_wav(2.0)
+    assert for_transcription(wav, "ogg", max_seconds=60).data[:4] == b"OggS"
+    with pytest.raises(AudioTooLong):
+        for_transcription(note, "ogg", max_seconds=1.0)
+
+
 def test_wav_uploads_are_16_khz_pcm():
     clip = for_transcription(voice_note(1.0), "wav", max_seconds=60)
     assert (clip.filename, clip.mime_type) == ("audio.wav", "audio/wav")
