@@ -18,19 +18,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import random
-import shutil
-import signal
 import statistics
-import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.bot_process import telegram_bot_process
 from bench.report import Figure, print_table
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
 from tests.fakes.telegram_server import FakeTelegramServer, User
@@ -80,34 +75,10 @@ async def single_turn(telegram: FakeTelegramServer, user_id: int, tag: str) -> f
 
 async def measure(chats: int, delay: float) -> list[Figure]:
     llm = Llm()
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        FakeTelegramServer() as telegram,
-        FakeOpenAiServer(responder=llm) as llm_server,
-    ):
-        work = Path(tmp)
-        shutil.copytree(REPO / "preferences", work / "preferences")
-        config_path = work / "preferences" / "runtime-config.json"
-        config = json.loads(config_path.read_text())
-        config["telegram"]["allowedUsers"] = list(range(FIRST_USER, FIRST_USER + chats))
-        config["rateLimit"]["messagesPerMinute"] = 10_000  # measured here: the bot, not the limit
-        config_path.write_text(json.dumps(config))
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TELEGRAM_"))}
-        env.update(
-            TELEGRAM_BOT_TOKEN=telegram.token,
-            TELEGRAM_API_URL=telegram.api_url,
-            OPENAI_BASE_URL=llm_server.base_url,
-            LOG_LEVEL="WARNING",
-        )
-        argv = [sys.executable, "-m", "bot", "--channel", "telegram", "--env-file", "/dev/null"]
-        argv += ["--data-dir", str(work / "data"), "--config", str(config_path)]
-        argv += ["--prompts-dir", str(work / "preferences" / "prompts")]
-        bot = await asyncio.create_subprocess_exec(*argv, env=env, cwd=REPO)
-        try:
+    users = list(range(FIRST_USER, FIRST_USER + chats))
+    with FakeTelegramServer() as telegram, FakeOpenAiServer(responder=llm) as llm_server:
+        async with telegram_bot_process(telegram, llm_server.base_url, users):
             return await _phases(telegram, llm, chats, delay)
-        finally:
-            bot.send_signal(signal.SIGTERM)
-            await asyncio.wait_for(bot.wait(), 60)
 
 
 async def _phases(telegram: FakeTelegramServer, llm: Llm, chats: int, delay: float) -> list[Figure]:

@@ -15,16 +15,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import shutil
-import signal
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.bot_process import telegram_bot_process
 from bench.report import Figure, median, print_table
 from tests.fakes.audio import voice_note
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
@@ -60,34 +55,9 @@ async def first_answer_after(telegram: FakeTelegramServer, sent: float, words: s
 
 async def measure(turns: int, seconds: float, delay: float) -> list[Figure]:
     note = voice_note(seconds)
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        FakeTelegramServer() as telegram,
-        FakeOpenAiServer(responder=llm_after(delay)) as llm,
-    ):
-        work = Path(tmp)
-        shutil.copytree(REPO / "preferences", work / "preferences")
-        config_path = work / "preferences" / "runtime-config.json"
-        config = json.loads(config_path.read_text())
-        config["telegram"]["allowedUsers"] = [USER.id]
-        config["rateLimit"]["messagesPerMinute"] = 10_000
-        config_path.write_text(json.dumps(config))
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TELEGRAM_"))}
-        env.update(
-            TELEGRAM_BOT_TOKEN=telegram.token,
-            TELEGRAM_API_URL=telegram.api_url,
-            OPENAI_BASE_URL=llm.base_url,
-            LOG_LEVEL="WARNING",
-        )
-        argv = [sys.executable, "-m", "bot", "--channel", "telegram", "--env-file", "/dev/null"]
-        argv += ["--data-dir", str(work / "data"), "--config", str(config_path)]
-        argv += ["--prompts-dir", str(work / "preferences" / "prompts")]
-        bot = await asyncio.create_subprocess_exec(*argv, env=env, cwd=REPO)
-        try:
+    with FakeTelegramServer() as telegram, FakeOpenAiServer(responder=llm_after(delay)) as llm:
+        async with telegram_bot_process(telegram, llm.base_url, [USER.id]):
             return await _alternate(telegram, llm, note, turns, seconds, delay)
-        finally:
-            bot.send_signal(signal.SIGTERM)
-            await asyncio.wait_for(bot.wait(), 60)
 
 
 async def _alternate(

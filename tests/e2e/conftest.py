@@ -1,13 +1,22 @@
-"""The app against a local OpenAI-compatible server, and two users to talk to it."""
+"""The app against a local OpenAI-compatible server and the emulated Bot API, and two users
+to talk to it."""
 
 import pytest
 
 from bot.app import BotApp
 from bot.conversation import ChatAddress, IncomingMessage
 from tests.fakes.openai_server import FakeOpenAiServer
+from tests.fakes.telegram_server import FakeTelegramServer
 
 ALICE = ChatAddress("test", "alice")
 BOB = ChatAddress("test", "bob")
+
+
+@pytest.fixture
+def telegram():
+    """The emulated Bot API (`tests/fakes/telegram_server.py`)."""
+    with FakeTelegramServer() as server:
+        yield server
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from tests.conftest import edit_runtime_config
 from tests.fakes.background_server import free_port
 from tests.fakes.files import pdf_with_text, png_image
 from tests.fakes.openai_server import EchoResponder, Reply, images_in
-from tests.fakes.telegram_server import Chat, FakeTelegramServer, User, utf16_len
+from tests.fakes.telegram_server import Chat, User, utf16_len
 
 ALICE = User(1001, "Alice", "alice")
 BOB = User(1002, "Bob", "bob")
@@ -31,12 +31,6 @@ FAST = {
     "poll_timeout_seconds": 1.0,
     "shutdown_grace_seconds": 5.0,
 }
-
-
-@pytest.fixture
-def telegram():
-    with FakeTelegramServer() as server:
-        yield server
 
 
 @pytest.fixture

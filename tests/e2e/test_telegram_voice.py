@@ -3,59 +3,29 @@ answered in voice when wanted, refused clearly when they cannot be heard."""
 
 import pytest
 
-from bot.adapters.telegram import TelegramOptions
-from bot.app import BotApp
 from bot.conversation import ChatAddress
 from tests.conftest import edit_runtime_config
+from tests.e2e.test_telegram_bot import start_bot  # noqa: F401 (a fixture)
 from tests.fakes.audio import audio_seconds, tone_wav, video_note, voice_note
-from tests.fakes.openai_server import FakeOpenAiServer, Transcript
-from tests.fakes.telegram_server import Chat, FakeTelegramServer, User
+from tests.fakes.openai_server import Transcript
+from tests.fakes.telegram_server import Chat, User
 
 pytestmark = pytest.mark.e2e
 
 ALICE = User(1001, "Alice", "alice")
 ALICE_CHAT = ChatAddress("telegram", str(ALICE.id), None)
 GROUP = Chat.group(-100_321, "Choir")
-FAST = {"edit_interval_seconds": 0.3, "typing_interval_seconds": 0.3, "poll_timeout_seconds": 1.0}
 
 
 @pytest.fixture
-def telegram():
-    with FakeTelegramServer() as server:
-        yield server
-
-
-@pytest.fixture
-def fake_llm():
-    with FakeOpenAiServer() as server:
-        yield server
-
-
-@pytest.fixture
-async def start_bot(settings, telegram, fake_llm):
-    """The bot in Telegram with speech pointed at the fake server; `speech` edits the config."""
-    running = []
+def start_voice_bot(start_bot, settings):  # noqa: F811 (the imported fixture)
+    """The bot in Telegram, its speech pointed at the fake server; `speech` edits its config."""
 
     async def start(**speech):
-        edit_runtime_config(
-            settings.runtime_config_path,
-            telegram={"allowedUsers": [ALICE.id]},
-            speech=speech,
-        )
-        settings.openai_base_url = fake_llm.base_url
-        app = BotApp.build(settings)
-        bot = app.telegram_bot(
-            TelegramOptions(token=telegram.token, api_url=telegram.api_url, **FAST)
-        )
-        await bot.start()
-        await app.start()
-        running.append((app, bot))
-        return bot
+        edit_runtime_config(settings.runtime_config_path, speech=speech)
+        return await start_bot()
 
-    yield start
-    for app, bot in reversed(running):
-        await bot.stop()
-        await app.aclose()
+    return start
 
 
 async def texts_once(telegram, chat_id, count, within=15.0):
@@ -64,8 +34,10 @@ async def texts_once(telegram, chat_id, count, within=15.0):
     return [m.text for m in telegram.messages(chat_id)]
 
 
-async def test_a_voice_note_is_heard_and_answered_like_typed_text(start_bot, telegram, fake_llm):
-    bot = await start_bot()
+async def test_a_voice_note_is_heard_and_answered_like_typed_text(
+    start_voice_bot, telegram, fake_llm
+):
+    bot = await start_voice_bot()
     fake_llm.script_transcripts("my daughter's recital is on the 14th")
     telegram.send_media(ALICE, "voice", content=voice_note(2.0), duration=2)
     heard = (await texts_once(telegram, ALICE.id, 2))[0]
@@ -83,9 +55,9 @@ async def test_a_voice_note_is_heard_and_answered_like_typed_text(start_bot, tel
 
 
 async def test_audio_files_with_captions_and_video_notes_are_heard_too(
-    start_bot, telegram, fake_llm
+    start_voice_bot, telegram, fake_llm
 ):
-    await start_bot(transcription={"showTranscript": False})
+    await start_voice_bot(transcription={"showTranscript": False})
     fake_llm.script_transcripts("the chorus starts at bar twelve", "see you at eight")
     telegram.send_media(
         ALICE, "audio", caption="notes from rehearsal", content=tone_wav(1.0), mime_type="audio/wav"
@@ -102,9 +74,9 @@ async def test_audio_files_with_captions_and_video_notes_are_heard_too(
 
 
 async def test_a_voice_note_gets_a_voice_bubble_back_when_voice_replies_are_on(
-    start_bot, telegram, fake_llm
+    start_voice_bot, telegram, fake_llm
 ):
-    await start_bot(voiceReplies={"enabled": True, "voice": "nova"})
+    await start_voice_bot(voiceReplies={"enabled": True, "voice": "nova"})
     fake_llm.script_transcripts("what is on the 14th")
     telegram.send_media(ALICE, "voice", content=voice_note(1.0))
     messages = await _until_voice(telegram, ALICE.id)
@@ -117,8 +89,8 @@ async def test_a_voice_note_gets_a_voice_bubble_back_when_voice_replies_are_on(
     assert any(c.params.get("action") == "record_voice" for c in telegram.chat_actions(ALICE.id))
 
 
-async def test_voice_on_and_off_are_kept_per_chat(start_bot, telegram, fake_llm):
-    await start_bot(voiceReplies={"enabled": True})
+async def test_voice_on_and_off_are_kept_per_chat(start_voice_bot, telegram, fake_llm):
+    await start_voice_bot(voiceReplies={"enabled": True})
     telegram.send_text(ALICE, "/voice on")
     assert "Voice replies on" in (await texts_once(telegram, ALICE.id, 1))[0]
     telegram.send_text(ALICE, "typed question")
@@ -132,14 +104,14 @@ async def test_voice_on_and_off_are_kept_per_chat(start_bot, telegram, fake_llm)
     assert len(fake_llm.speech_requests) == 1
 
 
-async def test_voice_command_says_when_voice_replies_are_not_set_up(start_bot, telegram):
-    await start_bot()
+async def test_voice_command_says_when_voice_replies_are_not_set_up(start_voice_bot, telegram):
+    await start_voice_bot()
     telegram.send_text(ALICE, "/voice on")
     assert "not set up" in (await texts_once(telegram, ALICE.id, 1))[0]
 
 
-async def test_a_failing_speech_service_costs_the_voice_only(start_bot, telegram, fake_llm):
-    await start_bot(voiceReplies={"enabled": True})
+async def test_a_failing_speech_service_costs_the_voice_only(start_voice_bot, telegram, fake_llm):
+    await start_voice_bot(voiceReplies={"enabled": True})
     fake_llm.speech_status = 503
     fake_llm.script_transcripts("hello there")
     telegram.send_media(ALICE, "voice", content=voice_note(1.0))
@@ -149,9 +121,9 @@ async def test_a_failing_speech_service_costs_the_voice_only(start_bot, telegram
 
 
 async def test_speech_to_text_down_is_one_clear_message_and_nothing_is_kept(
-    start_bot, telegram, fake_llm, settings
+    start_voice_bot, telegram, fake_llm, settings
 ):
-    bot = await start_bot(transcription={"retryAttempts": 1})
+    bot = await start_voice_bot(transcription={"retryAttempts": 1})
     fake_llm.script_transcripts(Transcript(status=503))
     telegram.send_media(ALICE, "voice", content=voice_note(1.0))
     (text,) = await texts_once(telegram, ALICE.id, 1)
@@ -177,9 +149,9 @@ async def test_speech_to_text_down_is_one_clear_message_and_nothing_is_kept(
     ids=["zero bytes", "no samples", "corrupt", "silence"],
 )
 async def test_empty_corrupt_and_silent_notes_are_told_and_nothing_is_stored(
-    start_bot, telegram, fake_llm, content, transcript, expected
+    start_voice_bot, telegram, fake_llm, content, transcript, expected
 ):
-    await start_bot()
+    await start_voice_bot()
     if transcript is not None:
         fake_llm.script_transcripts(transcript)
     telegram.send_media(ALICE, "voice", content=content, claimed_size=len(content) or 1)
@@ -193,9 +165,9 @@ async def test_empty_corrupt_and_silent_notes_are_told_and_nothing_is_stored(
 
 
 async def test_oversize_and_overlong_notes_are_refused_before_any_download(
-    start_bot, telegram, fake_llm
+    start_voice_bot, telegram, fake_llm
 ):
-    await start_bot(transcription={"maxMinutes": 2})
+    await start_voice_bot(transcription={"maxMinutes": 2})
     telegram.send_media(ALICE, "audio", content=b"x", claimed_size=25_000_000)
     telegram.send_media(ALICE, "voice", content=voice_note(1.0), duration=600)
     too_large, too_long = await texts_once(telegram, ALICE.id, 2)
@@ -205,17 +177,17 @@ async def test_oversize_and_overlong_notes_are_refused_before_any_download(
     assert fake_llm.uploads == []
 
 
-async def test_transcription_off_gets_a_please_write_answer(start_bot, telegram, fake_llm):
-    await start_bot(transcription={"enabled": False})
+async def test_transcription_off_gets_a_please_write_answer(start_voice_bot, telegram, fake_llm):
+    await start_voice_bot(transcription={"enabled": False})
     telegram.send_media(ALICE, "voice", content=voice_note(1.0))
     (text,) = await texts_once(telegram, ALICE.id, 1)
     assert "transcription is off" in text and telegram.downloads == []
 
 
 async def test_in_groups_unaddressed_voice_is_ignored_and_memory_stays_the_groups(
-    start_bot, telegram, fake_llm
+    start_voice_bot, telegram, fake_llm
 ):
-    await start_bot()
+    await start_voice_bot()
     fake_llm.script_transcripts("my private code word is pelican")
     telegram.send_media(ALICE, "voice", content=voice_note(1.0))
     await telegram.wait_for(lambda: "echo: my private code word is pelican" in telegram.texts())

@@ -107,3 +107,15 @@ def test_half_an_emoji_from_the_wire_becomes_a_replacement_character(telegram, m
     inbound = read(telegram, me)
     assert inbound.text == "broken \ufffd emoji"
     inbound.text.encode("utf-8")  # would raise on a lone surrogate
+
+
+def test_a_voice_note_is_described_for_handlers_and_ignored_unaddressed_in_groups(telegram, me):
+    telegram.send_media(ALICE, "voice", content=b"x" * 4000, duration=7)
+    attachment = read(telegram, me).attachment
+    assert (attachment.kind, attachment.size, attachment.duration) == ("voice", 4000, 7)
+    assert attachment.mime_type == "audio/ogg" and attachment.file_id
+    telegram.send_media(ALICE, "video_note", chat=GROUP)
+    assert read(telegram, me) is None
+    answer = telegram.bot_message_exists(GROUP, "what did you say?")
+    telegram.send_media(ALICE, "video_note", chat=GROUP, reply_to=answer)
+    assert read(telegram, me).attachment.spoken == "video note"
