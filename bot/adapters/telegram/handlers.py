@@ -141,20 +141,19 @@ class TelegramUpdateHandler:
         why it gave no words (the indicator stops then, whatever went wrong)."""
         assert self.voice_notes is not None and inbound.attachment is not None
         self._typing.start(inbound.address)
+        heard, failure = None, UNHEARD_TEXT
         try:
             heard = await self.voice_notes.listen(inbound)
         except Unheard as exc:
-            self._typing.stop(inbound.address)
-            await self._reply(inbound, str(exc))
-            return None
+            failure = str(exc)
         except Exception:
-            self._typing.stop(inbound.address)
             log.exception("[Telegram] listening to a %s failed", inbound.attachment.kind)
-            await self._reply(inbound, UNHEARD_TEXT)
+        finally:
+            if heard is None:  # told why below, or cancelled: no "typing…" left behind
+                self._typing.stop(inbound.address)
+        if heard is None:
+            await self._reply(inbound, failure)
             return None
-        except BaseException:
-            self._typing.stop(inbound.address)
-            raise
         if heard.transcript and self._config.current().speech.transcription.show_transcript:
             await self._reply(inbound, heard_line(heard.transcript))
         return heard
