@@ -1,6 +1,8 @@
 """Voice notes, audio files and video notes in Telegram: transcribed into the conversation,
 answered in voice when wanted, refused clearly when they cannot be heard."""
 
+import asyncio
+
 import pytest
 
 from bot.conversation import ChatAddress
@@ -28,6 +30,12 @@ def start_voice_bot(start_bot, settings):  # noqa: F811 (the imported fixture)
     return start
 
 
+async def no_typing_left(telegram, address):
+    """Wait until the chat's "typing…" refresh loop has ended (it would refresh forever)."""
+    name = f"typing:{address.session_key}"
+    await telegram.wait_for(lambda: all(t.get_name() != name for t in asyncio.all_tasks()))
+
+
 async def texts_once(telegram, chat_id, count, within=15.0):
     """The bot's texts in a chat once there are `count` messages (voice notes included)."""
     await telegram.wait_for(lambda: len(telegram.messages(chat_id)) >= count, within)
@@ -37,7 +45,7 @@ async def texts_once(telegram, chat_id, count, within=15.0):
 async def test_a_voice_note_is_heard_and_answered_like_typed_text(
     start_voice_bot, telegram, fake_llm
 ):
-    bot = await start_voice_bot()
+    await start_voice_bot()
     fake_llm.script_transcripts("my daughter's recital is on the 14th")
     telegram.send_media(ALICE, "voice", content=voice_note(2.0), duration=2)
     heard = (await texts_once(telegram, ALICE.id, 2))[0]
@@ -50,7 +58,7 @@ async def test_a_voice_note_is_heard_and_answered_like_typed_text(
     assert upload.fields["model"] == "whisper-1"
     assert audio_seconds(upload.audio)[:2] == ("ogg", "opus")
     assert audio_seconds(upload.audio)[2] == pytest.approx(2.0, abs=0.05)
-    assert not bot.typing.active(ALICE_CHAT)
+    await no_typing_left(telegram, ALICE_CHAT)
     assert not [m for m in telegram.messages(ALICE.id) if m.voice], "voice replies are off"
 
 
@@ -123,7 +131,7 @@ async def test_a_failing_speech_service_costs_the_voice_only(start_voice_bot, te
 async def test_speech_to_text_down_is_one_clear_message_and_nothing_is_kept(
     start_voice_bot, telegram, fake_llm, settings
 ):
-    bot = await start_voice_bot(transcription={"retryAttempts": 1})
+    await start_voice_bot(transcription={"retryAttempts": 1})
     fake_llm.script_transcripts(Transcript(status=503))
     telegram.send_media(ALICE, "voice", content=voice_note(1.0))
     (text,) = await texts_once(telegram, ALICE.id, 1)
@@ -131,7 +139,7 @@ async def test_speech_to_text_down_is_one_clear_message_and_nothing_is_kept(
         "I could not transcribe this voice: the speech-to-text service is failing (HTTP 503). "
         "Please try again later, or write it as text."
     )
-    assert not bot.typing.active(ALICE_CHAT), "no endless typing"
+    await no_typing_left(telegram, ALICE_CHAT)
     telegram.send_text(ALICE, "typed instead")
     await telegram.wait_for(lambda: "echo: typed instead" in telegram.texts(ALICE.id))
     (request,) = fake_llm.requests
