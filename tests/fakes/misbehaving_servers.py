@@ -80,9 +80,12 @@ class TricklingServer(_Hanging):
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
         await response.prepare(request)
         await response.write(b'{"response": "')
-        while not self._released.is_set():
-            await asyncio.sleep(self.interval)
-            await response.write(b"x")
+        try:
+            while not self._released.is_set():
+                await asyncio.sleep(self.interval)
+                await response.write(b"x")
+        except (ConnectionError, RuntimeError):
+            pass  # the client hung up, as it should
         return response
 
 
