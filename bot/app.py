@@ -38,6 +38,7 @@ from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
 from bot.rag.queue import IndexQueue
 from bot.rag.status import RagStatus
+from bot.running_turns import RunningTurns
 from bot.settings import Settings
 from bot.storage.disk import DiskHealth
 from bot.storage.sessions import JsonSessionStore
@@ -133,6 +134,7 @@ class BotApp:
         )
         rag_status = RagStatus(config, rag, queue, long_term, ledger.owner_count)
         commands = CommandRegistry()
+        running = RunningTurns()  # what `/stop`, `/new` and `/forget all` stop
         CoreCommands(
             registry=commands,
             sessions=sessions,
@@ -140,9 +142,14 @@ class BotApp:
             tools=tools,
             llm_endpoint=describe_endpoint(settings.openai_base_url),
             status_providers=[disk, remember, rag_status],
+            turns=running,
         ).register()
-        MemoryCommands(commands, memory, memory_stores, remember, extractor).register()
-        runner = TurnRunner(pipeline, sessions, config, commands, remembering=remember)
+        MemoryCommands(
+            commands, memory, memory_stores, remember, extractor, turns=running
+        ).register()
+        runner = TurnRunner(
+            pipeline, sessions, config, commands, remembering=remember, running=running
+        )
         return cls(
             settings,
             config,

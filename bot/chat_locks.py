@@ -1,10 +1,12 @@
-"""One turn at a time per chat, in arrival order; different chats run concurrently."""
+"""One turn at a time per chat, in arrival order; different chats run concurrently.
+
+Commands have a lane of their own (`ChatLanes`), so they never wait behind a turn."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 
 class ChatLocks:
@@ -29,3 +31,30 @@ class ChatLocks:
 
     def __len__(self) -> int:
         return len(self._locks)
+
+
+class ChatLanes:
+    """Per chat, two lanes: messages and commands, each one at a time in arrival order.
+
+    A command never waits behind a message's turn (so `/stop` can stop it and `/status`
+    answers at once), but a message waits for the commands sent before it (so a message sent
+    after `/new` lands in the fresh conversation).
+    """
+
+    def __init__(self) -> None:
+        self._turns = ChatLocks()
+        self._commands = ChatLocks()
+
+    @asynccontextmanager
+    async def turn(self, key: str) -> AsyncIterator[None]:
+        async with self._turns.hold(key):
+            async with self._commands.hold(key):
+                pass  # every command that came before has finished
+            yield
+
+    def command(self, key: str) -> AbstractAsyncContextManager[None]:
+        return self._commands.hold(key)
+
+    def __len__(self) -> int:
+        """Chats with a turn or a command running or waiting."""
+        return len(self._turns) + len(self._commands)

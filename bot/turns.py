@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from bot.chat_locks import ChatLocks
+from bot.chat_locks import ChatLanes
 from bot.commands import CommandRegistry, parse_command
 from bot.config import RuntimeConfigStore
 from bot.conversation import ChatMessage, IncomingMessage, Session
@@ -14,6 +14,7 @@ from bot.pipeline.response_routing import deliver
 from bot.ports.channel import ChannelPort
 from bot.ports.memory import RememberingPreference
 from bot.ports.sessions import SessionStore
+from bot.running_turns import RunningTurns, TurnStopped
 
 log = logging.getLogger(__name__)
 
@@ -21,14 +22,17 @@ INTERRUPTED = (
     "I was stopped (the bot is shutting down) before I could finish answering this. "
     "If I haven't answered it once I'm back, please send it again."
 )
+STOPPED_NOTE = "⏹ Stopped."
 
 
 class TurnRunner:
     """Handles one message of one chat, start to end.
 
-    Turns of a chat run one at a time, in arrival order. The session, with the user's message,
-    is saved after the turn whatever failed; and the user always gets a reply, an honest
-    apology at worst.
+    Turns of a chat run one at a time, in arrival order; commands run at once, never behind a
+    turn, and a turn waits for the commands sent before it (`ChatLanes`). The session, with
+    the user's message, is saved after the turn whatever failed; and the user always gets a
+    reply, an honest apology at worst. A turn stopped by the user (`RunningTurns.stop`) keeps
+    what it had shown, marked as stopped.
     """
 
     def __init__(
@@ -37,23 +41,27 @@ class TurnRunner:
         sessions: SessionStore,
         config: RuntimeConfigStore,
         commands: CommandRegistry,
-        locks: ChatLocks | None = None,
+        lanes: ChatLanes | None = None,
         remembering: RememberingPreference | None = None,
+        running: RunningTurns | None = None,
     ) -> None:
         self._pipeline = pipeline
         self._sessions = sessions
         self._config = config
         self._commands = commands
-        self.locks = locks or ChatLocks()
+        self.lanes = lanes or ChatLanes()
         self._remembering = remembering
+        self.running = running or RunningTurns()
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
-        async with self.locks.hold(message.address.session_key):
-            command = parse_command(message)
-            if command is not None:
+        key = message.address.session_key
+        command = parse_command(message)
+        if command is not None:
+            async with self.lanes.command(key):
                 reply = await self._commands.run(command)
                 await channel.send(message.address, reply)
-                return
+            return
+        async with self.lanes.turn(key), self.running.turn(key):
             await self._turn(message, channel)
 
     async def _turn(self, message: IncomingMessage, channel: ChannelPort) -> None:
@@ -79,7 +87,9 @@ class TurnRunner:
             remembering=self._remembers(message.user_id),
         )
         try:
-            await self._pipeline.run(ctx)
+            await self.running.run(message.address.session_key, self._pipeline.run(ctx))
+        except TurnStopped:
+            _keep_what_was_shown(ctx)
         except asyncio.CancelledError:
             ctx.notice = INTERRUPTED
             raise
@@ -111,6 +121,21 @@ class TurnRunner:
             await deliver(ctx)
         except Exception as exc:
             log.error("[Turn] could not reply to %s: %s", ctx.message.address.session_key, exc)
+
+
+def _keep_what_was_shown(ctx: TurnContext) -> None:
+    """A stopped turn: what the user saw of the answer stays, in the chat and in the session,
+    marked as stopped; when nothing was shown, nothing is sent (`/stop` answers for it)."""
+    log.info("[Turn] %s stopped by the user", ctx.session.key)
+    if ctx.final_text is not None:
+        return  # the answer was complete: it goes out as it is
+    said = ctx.streamed_text.rstrip()
+    stopped = f"{said}\n\n{STOPPED_NOTE}" if said else STOPPED_NOTE
+    ctx.turn_messages = [ChatMessage.assistant(stopped)]
+    if said:
+        ctx.notice = stopped
+    else:
+        ctx.reply_sent = True
 
 
 def _as_chat_message(message: IncomingMessage) -> ChatMessage:

@@ -215,6 +215,16 @@ class _CallParts:
 async def _collect_stream(
     stream: Any, on_text: TextListener, max_chars: int | None = None
 ) -> LlmResponse:
+    """`_read_stream`, hanging up when reading ends early: the turn was stopped (cancelled)
+    or a listener failed, so the server stops generating what nobody reads."""
+    try:
+        return await _read_stream(stream, on_text, max_chars)
+    except BaseException:
+        await _close(stream)
+        raise
+
+
+async def _read_stream(stream: Any, on_text: TextListener, max_chars: int | None) -> LlmResponse:
     """Assemble a streamed answer: text deltas go to `on_text`, tool-call deltas are joined.
 
     Deltas are kept as parts and joined only for the listener, which hears of every delta

@@ -1,4 +1,4 @@
-"""`/new`, `/help` and `/status`: the commands every channel has."""
+"""`/new`, `/stop`, `/help` and `/status`: the commands every channel has."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from bot.config import RuntimeConfigStore
 from bot.conversation.scope import memory_scope_of
 from bot.ports.sessions import SessionStore
 from bot.ports.status import OperatorStatusProvider, StatusProvider
+from bot.ports.turns import TurnStopper
 from bot.tools import ToolRegistry
 
 
@@ -23,17 +24,33 @@ class CoreCommands:
     tools: ToolRegistry
     llm_endpoint: str
     status_providers: Sequence[StatusProvider] = ()
+    turns: TurnStopper | None = None
 
     def register(self) -> None:
         self.registry.register(Command("new", "start a fresh conversation", self.new))
+        if self.turns is not None:
+            self.registry.register(Command("stop", "stop the answer I am writing", self.stop))
         self.registry.register(Command("status", "model, session and memory status", self.status))
         self.registry.register(Command("help", "list the commands", self.help))
 
     async def new(self, call: CommandCall) -> str:
-        await self.sessions.archive(call.message.address.session_key)
+        """Stops an answer in progress first: its turn would save the old conversation back."""
+        key = call.message.address.session_key
+        if self.turns is not None:
+            await self.turns.stop(key)
+        await self.sessions.archive(key)
         return (
             "Started a fresh conversation. What we said before is set aside; "
             "what I remember long-term stays."
+        )
+
+    async def stop(self, call: CommandCall) -> str:
+        assert self.turns is not None, "registered only with a turn stopper"
+        if not await self.turns.stop(call.message.address.session_key):
+            return "There is nothing to stop: I'm not writing an answer in this chat."
+        return (
+            "Stopped. What I had written so far stays in our conversation; "
+            "messages you sent before /stop are answered next."
         )
 
     async def help(self, call: CommandCall) -> str:

@@ -23,6 +23,7 @@ from bot.memory.items import TRAITS
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
 from bot.ports.memory import PendingExtraction, UserMemoryStore
+from bot.ports.turns import TurnStopper
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,8 @@ class MemoryCommands:
     stores: Sequence[UserMemoryStore]
     switch: RememberSwitch
     extraction: PendingExtraction | None = None
+    turns: TurnStopper | None = None
+    """Stops an answer in progress before `/forget confirm`, which would save it back."""
     confirm_seconds: float = 120
     clock: Callable[[], float] = time.monotonic
     _pending: dict[tuple[str, str], float] = field(default_factory=dict)
@@ -88,6 +91,8 @@ class MemoryCommands:
         if not scope.may_forget:
             log.info("[Memory] /forget in a group refused: user is not an operator")
             return GROUP_FORGET_REFUSAL
+        if argument == "confirm" and self.turns is not None:
+            await self.turns.stop(call.message.address.session_key)
         if argument == "all":
             return await self._ask_to_confirm(scope)
         if argument == "confirm":

@@ -31,6 +31,11 @@ class Command:
     handler: CommandHandler
 
 
+def is_command(text: str) -> bool:
+    """Whether `text` is a command (what `parse_command` would parse)."""
+    return _COMMAND.match(text.strip()) is not None
+
+
 def parse_command(message: IncomingMessage) -> CommandCall | None:
     """The command at the start of the message, or None when it is ordinary text."""
     match = _COMMAND.match(message.text.strip())

@@ -47,6 +47,8 @@ class TurnContext:
     skill: str | None = None
 
     # Filled by the tool loop (30).
+    streamed_text: str = ""
+    """What the user has been shown of the answer so far while it streams (kept if stopped)."""
     turn_messages: list[ChatMessage] = field(default_factory=list)
     """Assistant and tool messages of this turn, complete, ready to append to the session."""
     final_text: str | None = None

@@ -8,7 +8,15 @@ import logging
 from bot.config.model import LlmConfig
 from bot.conversation import ChatMessage, recent_history
 from bot.pipeline.context import TurnContext
-from bot.ports.llm import ImageInput, LlmError, LlmPort, LlmRequest, LlmResponse, ToolSpec
+from bot.ports.llm import (
+    ImageInput,
+    LlmError,
+    LlmPort,
+    LlmRequest,
+    LlmResponse,
+    TextListener,
+    ToolSpec,
+)
 from bot.tools import ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -62,7 +70,7 @@ class ToolLoopSystem:
         prompt = [ChatMessage(role="system", content=ctx.system_prompt), *history]
         turn: list[ChatMessage] = []
         tool_calls_made = 0
-        on_text = ctx.stream.update if ctx.stream is not None else None
+        on_text = _showing(ctx) if ctx.stream is not None else None
         tool_context = ToolContext(ctx.user_id, ctx.session.key, ctx.memory_scope)
         specs = self._tools.specs(ctx.config.tools)
 
@@ -111,6 +119,18 @@ class ToolLoopSystem:
             log.info("[ToolLoop] tool %s -> %d chars", call.name, len(result))
             messages.append(ChatMessage.tool_result(call.id, result))
         return messages
+
+
+def _showing(ctx: TurnContext) -> TextListener:
+    """Streams the answer into the reply, noting what was shown (a stopped turn keeps it)."""
+    assert ctx.stream is not None
+    update = ctx.stream.update
+
+    async def show(text: str) -> None:
+        ctx.streamed_text = text
+        await update(text)
+
+    return show
 
 
 def with_cut_note(text: str | None, limits: LlmConfig) -> str:

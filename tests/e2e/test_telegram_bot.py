@@ -12,6 +12,7 @@ import pytest
 
 from bot.adapters.telegram import TelegramOptions, WebhookOptions
 from bot.adapters.telegram.handlers import GAVE_UP_TEXT
+from bot.adapters.telegram.inbox import UpdateInbox
 from bot.app import BotApp
 from bot.rag.documents import owner_tag_of
 from bot.storage.sessions import JsonSessionStore
@@ -127,7 +128,7 @@ async def saved_contents(telegram, settings, key: str, count: int) -> list[str]:
 async def test_start_greets_publishes_the_menu_and_calls_no_llm(start_bot, telegram, fake_llm):
     await start_bot()
     assert {c["command"] for c in telegram.commands} == {
-        "start", "help", "new", "status", "memory", "forget", "remember", "voice"
+        "start", "help", "new", "stop", "status", "memory", "forget", "remember", "voice"
     }  # fmt: skip
     telegram.send_text(ALICE, "/start")
     (greeting,) = await replies(telegram, ALICE.id)
@@ -135,7 +136,7 @@ async def test_start_greets_publishes_the_menu_and_calls_no_llm(start_bot, teleg
     assert "/help" in greeting.text and "remember" in greeting.text
     telegram.send_text(ALICE, "/help")
     help_text = (await replies(telegram, ALICE.id, 2))[1].text
-    for command in ("/start", "/help", "/new", "/status", "/memory", "/forget", "/remember"):
+    for command in ("/start", "/help", "/new", "/stop", "/status", "/memory", "/forget"):
         assert command in help_text
     telegram.send_text(ALICE, "/teleport")
     assert "Unknown command /teleport" in (await replies(telegram, ALICE.id, 3))[2].text
@@ -237,6 +238,82 @@ async def test_new_starts_a_fresh_session(start_bot, telegram, fake_llm, setting
     await replies(telegram, ALICE.id, 3)
     assert [m["role"] for m in fake_llm.requests[-1]["messages"]] == ["system", "user"]
     assert len(list((settings.data_dir / "sessions" / "archive").glob("*.json"))) == 1
+
+
+LONG_STORY = " ".join(f"word{i}" for i in range(200))
+
+
+async def test_stop_hangs_up_on_the_stream_and_keeps_what_was_shown(
+    start_bot, telegram, fake_llm, settings
+):
+    bot = await start_bot()
+    fake_llm.script(Reply(text=LONG_STORY, chunk_delay=0.05))  # about 10 s in all
+    telegram.send_text(ALICE, "tell me a long story")
+    await telegram.wait_for(lambda: "word3" in "".join(telegram.texts(ALICE.id)))
+    telegram.send_text(ALICE, "/stop")
+    await telegram.wait_for(lambda: fake_llm.hang_ups == 1)
+    story, ack = await replies(telegram, ALICE.id, 2)
+    assert ack.text.startswith("Stopped.")
+    assert story.text.startswith("word0 word1 word2") and story.text.endswith("⏹ Stopped.")
+    assert "word199" not in story.text
+    key = f"telegram:{ALICE.id}"
+    saved = await saved_contents(telegram, settings, key, 2)
+    assert saved == ["tell me a long story", story.text], "what was shown, kept whole"
+    assert [m["role"] for m in saved_session(settings, key)["messages"]] == ["user", "assistant"]
+
+    telegram.send_text(ALICE, "and now?")
+    assert (await replies(telegram, ALICE.id, 3))[2].text == "echo: and now?"
+    assert fake_llm.requests[-1]["messages"][-2]["content"] == story.text
+    await bot.stop()
+    inbox = UpdateInbox(settings.data_dir / "telegram" / "inbox.jsonl", keep=lambda _: True)
+    assert inbox.pending() == [], "a stopped turn is handled: nothing to replay"
+
+
+async def test_stop_before_any_text_sends_one_reply_and_the_queued_message_is_answered(
+    start_bot, telegram, fake_llm, settings
+):
+    await start_bot()
+    fake_llm.script(Reply(text="too slow", delay=10.0))
+    telegram.send_text(ALICE, "slow question")
+    telegram.send_text(ALICE, "queued question")
+    await telegram.wait_for(lambda: len(fake_llm.requests) == 1)
+    telegram.send_text(ALICE, "/stop")
+    ack, answer = await replies(telegram, ALICE.id, 2)
+    assert ack.text.startswith("Stopped.") and answer.text == "echo: queued question"
+    saved = await saved_contents(telegram, settings, f"telegram:{ALICE.id}", 4)
+    assert saved == ["slow question", "⏹ Stopped.", "queued question", "echo: queued question"]
+    telegram.send_text(ALICE, "/stop")
+    assert "nothing to stop" in (await replies(telegram, ALICE.id, 3))[2].text
+
+
+async def test_commands_do_not_wait_behind_the_answer_in_progress(
+    start_bot, telegram, fake_llm, settings
+):
+    await start_bot()
+    fake_llm.script(Reply(text="the slow answer", delay=2.0))
+    telegram.send_text(ALICE, "slow question")
+    await telegram.wait_for(lambda: len(fake_llm.requests) == 1)
+    telegram.send_text(ALICE, "/status")
+    (status,) = await replies(telegram, ALICE.id, 1)
+    assert status.text.startswith("Model:"), "answered while the LLM is still writing"
+    assert (await replies(telegram, ALICE.id, 2))[1].text == "the slow answer"
+
+
+async def test_new_stops_the_answer_in_progress_and_what_follows_starts_afresh(
+    start_bot, telegram, fake_llm, settings
+):
+    await start_bot()
+    fake_llm.script(Reply(text="never shown", delay=10.0))
+    telegram.send_text(ALICE, "slow question")
+    await telegram.wait_for(lambda: len(fake_llm.requests) == 1)
+    telegram.send_text(ALICE, "/new")
+    telegram.send_text(ALICE, "fresh question")
+    fresh, answer = await replies(telegram, ALICE.id, 2)
+    assert "fresh conversation" in fresh.text and answer.text == "echo: fresh question"
+    assert [m["role"] for m in fake_llm.requests[-1]["messages"]] == ["system", "user"]
+    (archived,) = (settings.data_dir / "sessions" / "archive").glob("*.json")
+    old = [m["content"] for m in json.loads(archived.read_text())["messages"]]
+    assert old == ["slow question", "⏹ Stopped."]
 
 
 async def test_group_answers_only_mentions_and_replies(start_bot, telegram, fake_llm, settings):

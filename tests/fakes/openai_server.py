@@ -161,6 +161,8 @@ class FakeOpenAiServer(BackgroundServer):
         self.speech_status = 200
         """Set to an HTTP error status to make `/v1/audio/speech` fail."""
         self._transcripts: deque[Transcript] = deque()
+        self.hang_ups = 0
+        """Streamed answers the client stopped reading and hung up on before their end."""
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
 
@@ -289,8 +291,9 @@ class FakeOpenAiServer(BackgroundServer):
                     await asyncio.sleep(reply.chunk_delay)
             await response.write(b"data: [DONE]\n\n")
             await response.write_eof()
-        except ConnectionResetError:
-            pass  # the client hung up (an answer cut at its limit)
+        except ConnectionResetError:  # the client hung up (an answer cut, a turn stopped)
+            with self._lock:
+                self.hang_ups += 1
         return response
 
 

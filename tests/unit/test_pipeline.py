@@ -2,7 +2,7 @@ import logging
 
 import pytest
 
-from bot.chat_locks import ChatLocks
+from bot.chat_locks import ChatLanes
 from bot.commands import CommandRegistry
 from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.conversation import ChatAddress, IncomingMessage, Session
@@ -83,7 +83,7 @@ async def test_per_system_duration_is_logged_at_debug(caplog):
 def runner_for(tmp_path, systems):
     sessions = JsonSessionStore(tmp_path / "sessions")
     config = RuntimeConfigStore(tmp_path / "missing.json")
-    return TurnRunner(Pipeline(systems), sessions, config, CommandRegistry(), ChatLocks()), sessions
+    return TurnRunner(Pipeline(systems), sessions, config, CommandRegistry(), ChatLanes()), sessions
 
 
 async def test_user_gets_an_honest_reply_when_no_system_answers(tmp_path):

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from telegram import Message, MessageEntity, Update
 from telegram.constants import ChatType
 
+from bot.commands import is_command
 from bot.conversation import ChatAddress, clean_text
 
 CHANNEL = "telegram"
@@ -98,6 +99,13 @@ def chat_key(update: object) -> str | None:
     if isinstance(update, Update) and update.effective_message is not None:
         return address_of(update.effective_message).session_key
     return None
+
+
+def is_command_update(update: object) -> bool:
+    """A command (`/stop`, `/new`...): handled in its chat's command lane, never queued
+    behind the answer in progress (`ChatLanes`)."""
+    message = update.message if isinstance(update, Update) else None
+    return message is not None and is_command(message.text or message.caption or "")
 
 
 def read_update(update: Update, me: BotIdentity, require_mention: bool) -> Inbound | None:

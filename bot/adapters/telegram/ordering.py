@@ -2,9 +2,10 @@
 
 PTB's `concurrent_updates` runs each update as its own task. Those tasks start in arrival
 order and reach `do_process_update` without yielding (PTB's semaphore is FIFO too), where the
-update takes its place in its chat's FIFO lock before anything is awaited. So the updates of
-one chat are handled in the order Telegram delivered them, while a slow turn in one chat
-never holds up another.
+update takes its place in its chat's lane before anything is awaited. So the updates of one
+chat are handled in the order Telegram delivered them, while a slow turn in one chat never
+holds up another. Commands have a lane of their own (`ChatLanes`): `/stop` does not wait
+for the answer it stops, and a message sent after a command waits for it.
 """
 
 from __future__ import annotations
@@ -16,27 +17,30 @@ from typing import Any
 
 from telegram.ext import BaseUpdateProcessor
 
-from bot.adapters.telegram.inbound import chat_key
-from bot.chat_locks import ChatLocks
+from bot.adapters.telegram.inbound import chat_key, is_command_update
+from bot.chat_locks import ChatLanes
 
 DEFAULT_MAX_CONCURRENT_UPDATES = 1024
 """Updates in progress or queued behind their chat; the rest wait in PTB's update queue."""
 
 
 class ChatOrderedProcessor(BaseUpdateProcessor):
-    """Serialises updates per chat (and forum topic); different chats run concurrently."""
+    """Serialises updates per chat (and forum topic), commands apart from messages; different
+    chats run concurrently."""
 
     def __init__(
         self,
         max_concurrent_updates: int = DEFAULT_MAX_CONCURRENT_UPDATES,
         key_of: Callable[[object], str | None] = chat_key,
         on_done: Callable[[object], None] | None = None,
+        is_command: Callable[[object], bool] = is_command_update,
     ) -> None:
         super().__init__(max_concurrent_updates)
         self._key_of = key_of
+        self._is_command = is_command
         self.on_done = on_done
         """Called when an update has been handled to the end (not when it was cancelled)."""
-        self._locks = ChatLocks()
+        self._lanes = ChatLanes()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
@@ -61,7 +65,8 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
                 started = True
                 await coroutine
             else:
-                async with self._locks.hold(key):
+                lane = self._lanes.command if self._is_command(update) else self._lanes.turn
+                async with lane(key):
                     started = True
                     await coroutine
             if self.on_done is not None:

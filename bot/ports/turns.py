@@ -1,0 +1,12 @@
+"""What commands need of the turn a chat is running: a way to stop it."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class TurnStopper(Protocol):
+    async def stop(self, key: str) -> bool:
+        """Stop the turn running in chat `key` and wait until its session is saved; False
+        when there was nothing to stop."""
+        ...
