@@ -17,6 +17,7 @@ from bot.commands import CommandRegistry, CoreCommands
 from bot.commands.memory import MemoryCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
+from bot.conversation.compaction import SessionCompactor
 from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
 from bot.memory.llm_extraction import LlmFactExtractor
@@ -135,6 +136,7 @@ class BotApp:
         rag_status = RagStatus(config, rag, queue, long_term, ledger.owner_count)
         commands = CommandRegistry()
         running = RunningTurns()  # what `/stop`, `/new` and `/forget all` stop
+        compactor = SessionCompactor(llm)  # older turns become a summary (`/compact`)
         CoreCommands(
             registry=commands,
             sessions=sessions,
@@ -143,12 +145,19 @@ class BotApp:
             llm_endpoint=describe_endpoint(settings.openai_base_url),
             status_providers=[disk, remember, rag_status],
             turns=running,
+            compactor=compactor,
         ).register()
         MemoryCommands(
             commands, memory, memory_stores, remember, extractor, turns=running
         ).register()
         runner = TurnRunner(
-            pipeline, sessions, config, commands, remembering=remember, running=running
+            pipeline,
+            sessions,
+            config,
+            commands,
+            remembering=remember,
+            running=running,
+            compactor=compactor,
         )
         return cls(
             settings,

@@ -8,7 +8,9 @@ import logging
 from bot.chat_locks import ChatLanes
 from bot.commands import CommandRegistry, parse_command
 from bot.config import RuntimeConfigStore
+from bot.config.model import LlmConfig
 from bot.conversation import ChatMessage, IncomingMessage, Session
+from bot.conversation.compaction import SessionCompactor
 from bot.pipeline import Pipeline, TurnContext
 from bot.pipeline.response_routing import deliver
 from bot.ports.channel import ChannelPort
@@ -44,6 +46,7 @@ class TurnRunner:
         lanes: ChatLanes | None = None,
         remembering: RememberingPreference | None = None,
         running: RunningTurns | None = None,
+        compactor: SessionCompactor | None = None,
     ) -> None:
         self._pipeline = pipeline
         self._sessions = sessions
@@ -52,6 +55,7 @@ class TurnRunner:
         self.lanes = lanes or ChatLanes()
         self._remembering = remembering
         self.running = running or RunningTurns()
+        self._compactor = compactor
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         key = message.address.session_key
@@ -86,18 +90,31 @@ class TurnRunner:
             stream=channel.open_stream(message.address),
             remembering=self._remembers(message.user_id),
         )
+        shutting_down = False
         try:
             await self.running.run(message.address.session_key, self._pipeline.run(ctx))
         except TurnStopped:
             _keep_what_was_shown(ctx)
         except asyncio.CancelledError:
-            ctx.notice = INTERRUPTED
+            ctx.notice, shutting_down = INTERRUPTED, True
             raise
         finally:
             session.messages.extend(ctx.turn_messages)
-            session.trim(config.llm.session_max_messages)
             await self._ensure_reply(ctx)
+            await self._keep_bounded(session, config.llm, summarise=not shutting_down)
             await self._sessions.save(session)
+
+    async def _keep_bounded(self, session: Session, limits: LlmConfig, summarise: bool) -> None:
+        """Older turns become the session's summary once it passes its budget (after the
+        reply, so the user never waits for it); without a compactor they are dropped."""
+        if self._compactor is None:
+            session.trim(limits.session_max_messages)
+            return
+        try:
+            await self._compactor.keep_bounded(session, limits, summarise)
+        except Exception as exc:  # the turn is saved whatever happens here
+            log.error("[Turn] compacting %s failed: %s", session.key, exc)
+            session.trim(limits.session_max_messages)
 
     def _remembers(self, user_id: str) -> bool:
         return self._remembering is None or self._remembering.is_remembering(user_id)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.config import RuntimeConfigStore
+from bot.conversation.compaction import SessionCompactor, SummaryFailed
 from bot.conversation.scope import memory_scope_of
 from bot.ports.sessions import SessionStore
 from bot.ports.status import OperatorStatusProvider, StatusProvider
@@ -25,11 +26,16 @@ class CoreCommands:
     llm_endpoint: str
     status_providers: Sequence[StatusProvider] = ()
     turns: TurnStopper | None = None
+    compactor: SessionCompactor | None = None
 
     def register(self) -> None:
         self.registry.register(Command("new", "start a fresh conversation", self.new))
         if self.turns is not None:
             self.registry.register(Command("stop", "stop the answer I am writing", self.stop))
+        if self.compactor is not None:
+            self.registry.register(
+                Command("compact", "summarise our conversation so far", self.compact)
+            )
         self.registry.register(Command("status", "model, session and memory status", self.status))
         self.registry.register(Command("help", "list the commands", self.help))
 
@@ -53,6 +59,22 @@ class CoreCommands:
             "messages you sent before /stop are answered next."
         )
 
+    async def compact(self, call: CommandCall) -> str:
+        """Folds every turn but the last into the summary; a failure drops nothing."""
+        assert self.compactor is not None, "registered only with a compactor"
+        session = await self.sessions.load(call.message.address.session_key)
+        try:
+            folded = await self.compactor.compact_now(session, self.config.current().llm)
+        except SummaryFailed as exc:
+            return f"I couldn't summarise our conversation just now ({exc}); nothing was lost."
+        if not folded:
+            return "There is nothing to compact yet: our conversation is one exchange or less."
+        await self.sessions.save(session)
+        return (
+            f"Compacted: {folded} older messages are now a summary of "
+            f"{len(session.summary):,} characters; our last exchange stays word for word."
+        )
+
     async def help(self, call: CommandCall) -> str:
         return self.registry.help_text()
 
@@ -66,6 +88,8 @@ class CoreCommands:
         since = session.created_at.strftime("%Y-%m-%d %H:%M UTC")
         turns, messages = session.turn_count, len(session.messages)
         size = f"{turns} turn{'' if turns == 1 else 's'} ({messages} messages)"
+        if session.summary:
+            size += f", older ones summarised ({len(session.summary):,} characters)"
         model = f"{config.llm.model} at {self.llm_endpoint}" if operator else config.llm.model
         lines = [
             f"Model: {model}",

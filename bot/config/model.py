@@ -40,6 +40,10 @@ class LlmConfig(Section):
     session_max_messages: int = Field(
         500, ge=20, le=100_000, description="Older turns leave the session file."
     )
+    summary_max_tokens: int = Field(
+        600, ge=50, le=20_000, description="Length of the rolling summary of older turns."
+    )
+    summary_model: str = Field("", description="Model that writes the summary; empty: model.")
     retry_attempts: int = Field(4, ge=1, le=20, description="Attempts per LLM request.")
     retry_max_seconds: float = Field(60, ge=0, le=3600, description="Total time spent retrying.")
     vision: bool = Field(

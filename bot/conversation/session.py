@@ -12,6 +12,7 @@ from bot.conversation.scope import group_scope
 # A cheap, dependency-free estimate: English averages about four characters per token.
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4
+UNLIMITED = 2**62
 
 
 class Session(BaseModel):
@@ -21,6 +22,10 @@ class Session(BaseModel):
     created_at: datetime = Field(default_factory=utc_now)
     updated_at: datetime = Field(default_factory=utc_now)
     messages: list[ChatMessage] = Field(default_factory=list)
+    summary: str = ""
+    """The rolling summary of older turns that have left `messages` (`/compact`, compaction)."""
+    summarised: dict[str, int] = Field(default_factory=dict)
+    """Messages of each user that went into `summary`, so `/forget all` finds them there."""
 
     @property
     def turn_count(self) -> int:
@@ -34,21 +39,37 @@ class Session(BaseModel):
                 return any(later.role == "assistant" for later in tail[index + 1 :])
         return False
 
+    def cut_for(self, keep_tokens: int, keep_messages: int) -> int:
+        """How many of the oldest messages to take out so that the rest fits in `keep_tokens`
+        and `keep_messages`: always whole turns (a tool result without its call confuses the
+        LLM), and never the last turn; 0 when nothing needs to go."""
+        count = len(self.messages)
+        kept = recent_history(self.messages, keep_tokens)
+        cut = max(count - len(kept), count - keep_messages)
+        if cut <= 0:
+            return 0
+        last_turn = max((i for i, m in enumerate(self.messages) if m.role == "user"), default=0)
+        while cut < last_turn and self.messages[cut].role != "user":
+            cut += 1
+        return min(cut, last_turn)
+
     def trim(self, max_messages: int) -> int:
         """Drop the oldest whole turns until at most `max_messages` remain (the last turn is
-        always kept whole); returns how many messages went. A session is rewritten after
-        every turn, so an unbounded one would cost ever more time and disk: older turns live
-        on in memory and long-term memory, and only the recent ones are ever sent."""
-        excess = len(self.messages) - max_messages
-        if excess <= 0:
-            return 0
-        cut = excess
-        while cut < len(self.messages) and self.messages[cut].role != "user":
-            cut += 1  # never split a turn: a tool result without its call confuses the LLM
-        if cut >= len(self.messages):
-            return 0
+        always kept whole); returns how many messages went. Compaction summarises them first
+        (`bot/conversation/compaction.py`); this is what is left when it cannot."""
+        cut = self.cut_for(UNLIMITED, max_messages)
         del self.messages[:cut]
         return cut
+
+    def fold_into_summary(self, cut: int, summary: str) -> None:
+        """Replace the oldest `cut` messages with `summary`, the rolling summary that now
+        covers them too; who wrote them is kept, for `/forget all`."""
+        for message in self.messages[:cut]:
+            if message.role == "user":
+                author = message.user_id or _chat_id(self.key)
+                self.summarised[author] = self.summarised.get(author, 0) + 1
+        del self.messages[:cut]
+        self.summary = summary
 
     def forget_unanswered(self, external_id: str) -> None:
         """Drop the last message if it is `external_id` left without an answer (a turn cut
@@ -64,6 +85,9 @@ class Session(BaseModel):
         group's chats goes, whoever said it."""
         private = _chat_id(self.key) == user_id
         whole_group = _group_scope(self.key) == user_id
+        in_summary = sum(self.summarised.values()) if whole_group else self.summarised.get(user_id)
+        if in_summary:  # their words are somewhere in it: the whole summary goes
+            self.summary, self.summarised = "", {}
         kept: list[ChatMessage] = []
         dropping, dropped = False, 0
         for message in self.messages:
@@ -74,13 +98,14 @@ class Session(BaseModel):
             if not dropping:
                 kept.append(message)
         self.messages[:] = kept
-        return dropped
+        return dropped + (in_summary or 0)
 
     def count_of(self, user_id: str) -> int:
         """How many messages of `user_id` this session holds (see `forget_user`)."""
         private = _chat_id(self.key) == user_id
         whole_group = _group_scope(self.key) == user_id
-        return sum(
+        in_summary = sum(self.summarised.values()) if whole_group else self.summarised.get(user_id)
+        return (in_summary or 0) + sum(
             1
             for m in self.messages
             if m.role == "user"

@@ -18,8 +18,8 @@ class ContextBuildingSystem:
     """Builds `ctx.system_prompt` in the spec's section order.
 
     Prompt files, then `# Memory` (short-term pack), `# Relevant Memory` (RAG), the active
-    skill, and `# Available Tools`. Memory and RAG are fetched concurrently; either one failing
-    only leaves its section out.
+    skill, `# Available Tools`, and the summary of this conversation's older turns. Memory
+    and RAG are fetched concurrently; either one failing only leaves its section out.
     """
 
     name = "ContextBuilding"
@@ -87,4 +87,6 @@ class ContextBuildingSystem:
         if tools:
             lines = "\n".join(f"- {tool.name}: {tool.description}" for tool in tools)
             sections.append(f"# Available Tools\n{lines}")
+        if ctx.session.summary:
+            sections.append(f"# Earlier in This Conversation (summary)\n{ctx.session.summary}")
         return "\n\n".join(sections)

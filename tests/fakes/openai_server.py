@@ -164,6 +164,7 @@ class FakeOpenAiServer(BackgroundServer):
         self.hang_ups = 0
         """Streamed answers the client stopped reading and hung up on before their end."""
         self._script: deque[Reply] = deque()
+        self._routes: list[tuple[Callable[[dict[str, Any]], bool], deque[Reply], Reply | None]] = []
         self._lock = threading.Lock()
 
     # -- scripting -------------------------------------------------------------------------
@@ -171,9 +172,20 @@ class FakeOpenAiServer(BackgroundServer):
         with self._lock:
             self._script.extend(replies)
 
+    def script_for(
+        self, match: Callable[[dict[str, Any]], bool], *replies: Reply, then: Reply | None = None
+    ) -> None:
+        """Requests that `match` (the summariser's, say) are answered by `replies` in turn,
+        then by `then` (when given) or as any other request; the main script is not used."""
+        with self._lock:
+            self._routes.append((match, deque(replies), then))
+
     def next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            for match, replies, then in self._routes:
+                if match(body) and (replies or then is not None):
+                    return replies.popleft() if replies else then  # type: ignore[return-value]
             if self._script:
                 return self._script.popleft()
         return self.responder(body)

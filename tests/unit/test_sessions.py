@@ -179,3 +179,42 @@ def test_a_long_chat_keeps_the_session_bounded_and_never_splits_a_turn():
     assert session.messages[0].role == "user"
     assert session.messages[-1].content == "answer 299"
     assert session.trim(50) == 0
+
+
+def test_forget_all_takes_the_summary_holding_the_users_words():
+    from bot.conversation import ChatMessage, Session
+
+    group = Session(key="telegram:-100")
+    for author in ("anna", "ben", "anna"):
+        group.messages.append(ChatMessage.user(f"{author} speaks", user_id=author))
+        group.messages.append(ChatMessage.assistant("noted"))
+    group.fold_into_summary(4, "Anna and Ben spoke.")
+    assert group.summarised == {"anna": 1, "ben": 1}
+    assert group.count_of("anna") == 2 and group.count_of("ben") == 1
+    assert group.forget_user("ben") == 1
+    assert group.summary == "" and group.summarised == {}, "Ben's words were in the summary"
+    assert [m.content for m in group.messages] == ["anna speaks", "noted"]
+
+    private = Session(key="telegram:42")
+    private.messages += [ChatMessage.user("hi"), ChatMessage.assistant("hello")]
+    private.messages += [ChatMessage.user("again"), ChatMessage.assistant("yes")]
+    private.fold_into_summary(2, "They said hi.")
+    assert private.count_of("42") == 2, "an author-less message in private is the owner's"
+    assert private.forget_user("42") == 2 and private.summary == ""
+
+
+def test_the_cut_is_whole_turns_and_never_the_last_one():
+    from bot.conversation import ChatMessage, Session, ToolCall
+
+    session = Session(key="terminal:local")
+    for n in range(5):
+        session.messages.append(ChatMessage.user(f"question {n}"))
+        call = ToolCall(id=f"c{n}", name="calculator", arguments="{}")
+        session.messages.append(ChatMessage.assistant(None, [call]))
+        session.messages.append(ChatMessage.tool_result(f"c{n}", "4"))
+        session.messages.append(ChatMessage.assistant(f"answer {n}"))
+    assert session.cut_for(0, 0) == 16, "all but the last turn"
+    assert session.cut_for(10**6, 8) == 12, "down to 8 messages: two whole turns remain"
+    assert session.cut_for(10**6, 6) == 16, "at most 6, cut at a turn's start: 4 remain"
+    assert session.cut_for(10**6, 100) == 0
+    assert session.messages[session.cut_for(40, 100)].role == "user"
