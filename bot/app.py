@@ -15,6 +15,7 @@ from bot.adapters.openai_llm import OpenAiLlm
 from bot.adapters.openai_speech import OpenAiSpeech
 from bot.commands import CommandRegistry, CoreCommands
 from bot.commands.memory import MemoryCommands
+from bot.commands.usage import UsageCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
 from bot.conversation.compaction import SessionCompactor
@@ -46,6 +47,8 @@ from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
 from bot.tools.memory import MemoryTool
 from bot.turns import TurnRunner
+from bot.usage.ledger import UsageLedger
+from bot.usage.metered import MeteredLlm
 
 if TYPE_CHECKING:
     from bot.adapters.telegram import TelegramBot, TelegramOptions
@@ -89,6 +92,9 @@ class BotApp:
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
         if llm is None:
             llm = OpenAiLlm.connect(key, settings.openai_base_url)
+        # Every LLM call is counted per user and day, and refused at a user's daily budget.
+        usage = UsageLedger(data / "usage")
+        metered = MeteredLlm(llm, usage, lambda: config.current().usage)
 
         # Short-term memory (`# Memory`, order 50) and the per-user "remember off" switch;
         # `memory.embeddings` picks the model that gives recall its sense of meaning.
@@ -102,7 +108,7 @@ class BotApp:
             data / "memory", lambda: config.current().memory, embedder=embedder
         )
         # Facts in any words: one structured LLM call after quick turns (`memory.extraction`).
-        extractor = LlmFactExtractor(llm, config.current, memory)
+        extractor = LlmFactExtractor(metered, config.current, memory)
         remember = RememberSwitch(data / "memory" / "remember-off.json")
 
         # Long-term memory through LightRAG (`# Relevant Memory`, order 55).
@@ -127,7 +133,7 @@ class BotApp:
             [
                 AttachmentSystem(MediaReader(), DocumentLibrary(indexer, memory)),
                 ContextBuildingSystem(PromptFiles(settings.prompts_dir), tools, memory, rag),
-                ToolLoopSystem(llm, tools),
+                ToolLoopSystem(metered, tools),
                 MemoryPersistSystem(memory, extractor),
                 RagIndexingSystem(indexer),
                 ResponseRoutingSystem(),
@@ -136,7 +142,7 @@ class BotApp:
         rag_status = RagStatus(config, rag, queue, long_term, ledger.owner_count)
         commands = CommandRegistry()
         running = RunningTurns()  # what `/stop`, `/new` and `/forget all` stop
-        compactor = SessionCompactor(llm)  # older turns become a summary (`/compact`)
+        compactor = SessionCompactor(metered)  # older turns become a summary (`/compact`)
         CoreCommands(
             registry=commands,
             sessions=sessions,
@@ -147,6 +153,7 @@ class BotApp:
             turns=running,
             compactor=compactor,
         ).register()
+        UsageCommands(commands, usage, config).register()
         MemoryCommands(
             commands, memory, memory_stores, remember, extractor, turns=running
         ).register()

@@ -101,17 +101,19 @@ class TurnRunner:
         finally:
             session.messages.extend(ctx.turn_messages)
             await self._ensure_reply(ctx)
-            await self._keep_bounded(session, config.llm, summarise=not shutting_down)
+            await self._keep_bounded(session, config.llm, not shutting_down, message.user_id)
             await self._sessions.save(session)
 
-    async def _keep_bounded(self, session: Session, limits: LlmConfig, summarise: bool) -> None:
+    async def _keep_bounded(
+        self, session: Session, limits: LlmConfig, summarise: bool, user_id: str
+    ) -> None:
         """Older turns become the session's summary once it passes its budget (after the
         reply, so the user never waits for it); without a compactor they are dropped."""
         if self._compactor is None:
             session.trim(limits.session_max_messages)
             return
         try:
-            await self._compactor.keep_bounded(session, limits, summarise)
+            await self._compactor.keep_bounded(session, limits, summarise, user_id)
         except Exception as exc:  # the turn is saved whatever happens here
             log.error("[Turn] compacting %s failed: %s", session.key, exc)
             session.trim(limits.session_max_messages)

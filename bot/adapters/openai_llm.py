@@ -29,7 +29,15 @@ from tenacity import (
 )
 
 from bot.conversation import ChatMessage, ToolCall
-from bot.ports.llm import ImageInput, LlmError, LlmRequest, LlmResponse, TextListener, ToolSpec
+from bot.ports.llm import (
+    ImageInput,
+    LlmError,
+    LlmRequest,
+    LlmResponse,
+    TextListener,
+    TokenUsage,
+    ToolSpec,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +56,8 @@ class OpenAiLlm:
         # Models whose server refused a `json_schema` response format (many local servers only
         # know `json_object`); learnt from one 400 each, so later requests do not pay it again.
         self._json_object_only: set[str] = set()
+        # Servers that refuse `stream_options` (usage in the last chunk); learnt from one 400.
+        self._stream_usage = True
 
     @classmethod
     def connect(cls, api_key: str | None, base_url: str | None) -> OpenAiLlm:
@@ -92,6 +102,10 @@ class OpenAiLlm:
     def _fall_back(self, exc: openai.BadRequestError, request: LlmRequest) -> bool:
         """Adapt to a 400 naming a parameter this server does not take; False when none does."""
         said = str(exc)
+        if self._stream_usage and "stream_options" in said:
+            self._stream_usage = False
+            log.warning("[LLM] the server refused stream_options; usage is estimated")
+            return True
         if self._max_tokens_field == "max_tokens" and "max_completion_tokens" in said:
             self._max_tokens_field = "max_completion_tokens"
             return True
@@ -126,6 +140,8 @@ class OpenAiLlm:
         }
         if on_text is None or request.response_schema is not None:
             return _from_completion(await create(**common), request.max_output_chars)
+        if self._stream_usage:
+            body["stream_options"] = {"include_usage": True}
         stream = await create(**common, stream=True)
         return await _collect_stream(stream, on_text, request.max_output_chars)
 
@@ -199,8 +215,16 @@ def _from_completion(completion: Any, max_chars: int | None = None) -> LlmRespon
     if max_chars is not None and size > max_chars:
         _log_cut(max_chars)
         cut = text[:max_chars] if text else None
-        return LlmResponse(cut, calls, truncated=True)
-    return LlmResponse(text=text, tool_calls=calls)
+        return LlmResponse(cut, calls, truncated=True, usage=_usage(completion))
+    return LlmResponse(text=text, tool_calls=calls, usage=_usage(completion))
+
+
+def _usage(reply: Any) -> TokenUsage | None:
+    """The `usage` of a completion or of a stream's last chunk, when the server sent one."""
+    usage = getattr(reply, "usage", None)
+    if usage is None:
+        return None
+    return TokenUsage(int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))
 
 
 @dataclass
@@ -235,7 +259,9 @@ async def _read_stream(stream: Any, on_text: TextListener, max_chars: int | None
     text_size = size = reported = 0
     slots: dict[int, _CallParts] = {}
     truncated = False
+    usage = None
     async for chunk in stream:
+        usage = _usage(chunk) or usage
         if not chunk.choices:
             continue
         delta = chunk.choices[0].delta
@@ -269,7 +295,7 @@ async def _read_stream(stream: Any, on_text: TextListener, max_chars: int | None
         ToolCall(id=s.id or _new_call_id(), name=s.name, arguments="".join(s.arguments) or "{}")
         for _, s in sorted(slots.items())
     ]
-    return LlmResponse(text=text or None, tool_calls=calls, truncated=truncated)
+    return LlmResponse(text=text or None, tool_calls=calls, truncated=truncated, usage=usage)
 
 
 async def _close(stream: Any) -> None:

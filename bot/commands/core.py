@@ -64,7 +64,8 @@ class CoreCommands:
         assert self.compactor is not None, "registered only with a compactor"
         session = await self.sessions.load(call.message.address.session_key)
         try:
-            folded = await self.compactor.compact_now(session, self.config.current().llm)
+            limits, user_id = self.config.current().llm, call.message.user_id
+            folded = await self.compactor.compact_now(session, limits, user_id)
         except SummaryFailed as exc:
             return f"I couldn't summarise our conversation just now ({exc}); nothing was lost."
         if not folded:

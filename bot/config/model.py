@@ -238,6 +238,37 @@ class SpeechConfig(Section):
     voice_replies: VoiceRepliesConfig = Field(default_factory=VoiceRepliesConfig)
 
 
+class ModelPrice(Section):
+    """What a model costs, per million tokens, in `usage.currency`."""
+
+    input_per_million: float = Field(0, ge=0, description="Per million prompt tokens.")
+    output_per_million: float = Field(0, ge=0, description="Per million completion tokens.")
+
+
+class UsageConfig(Section):
+    """Token usage, its estimated cost, and each user's daily budget (see bot/usage/)."""
+
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict, description="By model name; a model not listed has no estimate."
+    )
+    currency: str = Field("USD", min_length=1, max_length=10)
+    daily_token_budget: int = Field(
+        0, ge=0, description="Tokens one user may use a day (UTC); 0: no limit."
+    )
+    daily_cost_budget: float = Field(
+        0, ge=0, description="Estimated cost one user may run up a day (UTC); 0: no limit."
+    )
+
+    def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """The estimated cost of so many tokens of `model`; None when it has no price."""
+        price = self.prices.get(model)
+        if price is None:
+            return None
+        return (
+            prompt_tokens * price.input_per_million + completion_tokens * price.output_per_million
+        ) / 1_000_000
+
+
 class RuntimeConfig(Section):
     """The whole runtime config; read once per turn so an edit applies on the next turn."""
 
@@ -249,6 +280,7 @@ class RuntimeConfig(Section):
     rate_limit: RateLimitConfig = Field(default_factory=RateLimitConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     speech: SpeechConfig = Field(default_factory=SpeechConfig)
+    usage: UsageConfig = Field(default_factory=UsageConfig)
 
 
 def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:

@@ -55,9 +55,11 @@ class SessionCompactor:
         tokens = sum(estimate_tokens(message) for message in session.messages)
         return tokens > limits.history_token_budget
 
-    async def keep_bounded(self, session: Session, limits: LlmConfig, summarise: bool) -> int:
-        """After a turn: compact a session past its budget; returns how many messages left
-        it. `summarise` False (the bot is shutting down) drops them without an LLM call."""
+    async def keep_bounded(
+        self, session: Session, limits: LlmConfig, summarise: bool, billed_to: str
+    ) -> int:
+        """After a turn of `billed_to`: compact a session past its budget; returns how many
+        messages left it. `summarise` False (shutting down) drops them without an LLM call."""
         if not self.over_budget(session, limits):
             return 0
         async with self._compacting.hold(session.key):
@@ -68,7 +70,7 @@ class SessionCompactor:
                 return 0
             if summarise:
                 try:
-                    return await self._fold(session, cut, limits)
+                    return await self._fold(session, cut, limits, billed_to)
                 except SummaryFailed as exc:
                     reason = str(exc)
             else:
@@ -82,16 +84,16 @@ class SessionCompactor:
             )
             return cut
 
-    async def compact_now(self, session: Session, limits: LlmConfig) -> int:
+    async def compact_now(self, session: Session, limits: LlmConfig, billed_to: str) -> int:
         """`/compact`: fold every turn but the last into the summary; returns how many
         messages went (0: nothing to fold). Raises `SummaryFailed`, dropping nothing."""
         async with self._compacting.hold(session.key):
             cut = session.cut_for(0, 0)
-            return await self._fold(session, cut, limits) if cut else 0
+            return await self._fold(session, cut, limits, billed_to) if cut else 0
 
-    async def _fold(self, session: Session, cut: int, limits: LlmConfig) -> int:
+    async def _fold(self, session: Session, cut: int, limits: LlmConfig, billed_to: str) -> int:
         older = session.messages[:cut]
-        summary = await self._summarise(session.summary, older, limits)
+        summary = await self._summarise(session.summary, older, limits, billed_to)
         if len(session.messages) < cut or any(
             a is not b for a, b in zip(older, session.messages[:cut], strict=True)
         ):
@@ -100,7 +102,9 @@ class SessionCompactor:
         log.info("[Session] %s: %d older messages folded into the summary", session.key, cut)
         return cut
 
-    async def _summarise(self, summary: str, older: list[ChatMessage], limits: LlmConfig) -> str:
+    async def _summarise(
+        self, summary: str, older: list[ChatMessage], limits: LlmConfig, billed_to: str
+    ) -> str:
         words = limits.summary_max_tokens * 3 // 4
         request = LlmRequest(
             messages=[
@@ -114,6 +118,7 @@ class SessionCompactor:
             timeout_seconds=limits.request_timeout_seconds,
             retry_attempts=SUMMARY_RETRY_ATTEMPTS,
             retry_max_seconds=SUMMARY_RETRY_SECONDS,
+            billed_to=billed_to,
         )
         try:
             response = await self._llm.complete(request)

@@ -206,7 +206,8 @@ class LlmFactExtractor:
     ) -> tuple[dict[str, MemoryItem], list[Operation]]:
         nearest = await self._target.nearest(user_id, "\n".join(messages), NEAREST_ITEMS)
         shown = {str(number): item for number, item in enumerate(nearest, start=1)}
-        response = await self._llm.complete(extraction_request(config, shown, messages))
+        request = extraction_request(config, shown, messages, billed_to=user_id)
+        response = await self._llm.complete(request)
         return shown, parse_operations(response.text or "")
 
     async def _store(self, user_id: str, changes: Plan) -> None:

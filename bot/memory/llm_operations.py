@@ -161,9 +161,13 @@ Messages: ["ugh, so tired today", "what's the weather in Lisbon?"]
 
 
 def extraction_request(
-    config: RuntimeConfig, shown: dict[str, MemoryItem], messages: list[str]
+    config: RuntimeConfig,
+    shown: dict[str, MemoryItem],
+    messages: list[str],
+    billed_to: str | None = None,
 ) -> LlmRequest:
-    """The one call: PROMPT, then the memories under their aliases and the new messages."""
+    """The one call: PROMPT, then the memories under their aliases and the new messages;
+    its usage counts against `billed_to` (the memory scope's owner)."""
     memories = [
         {"id": alias, "type": item.type.value, "text": shorten(item.content, MAX_TEXT_CHARS)}
         for alias, item in shown.items()
@@ -182,6 +186,7 @@ def extraction_request(
         retry_attempts=config.llm.retry_attempts,
         retry_max_seconds=min(config.llm.retry_max_seconds, memory.extraction_timeout_seconds),
         response_schema=SCHEMA,
+        billed_to=billed_to,
     )
 
 

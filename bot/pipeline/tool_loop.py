@@ -75,7 +75,7 @@ class ToolLoopSystem:
         specs = self._tools.specs(ctx.config.tools)
 
         for _ in range(limits.max_tool_iterations):
-            request = _request(limits, prompt + turn, specs, ctx.images)
+            request = _request(limits, prompt + turn, specs, ctx.images, ctx.user_id)
             response = await self._llm.complete(request, on_text)
             if response.truncated:  # a cut tool call's arguments are broken: answer instead
                 turn.append(ChatMessage.assistant(with_cut_note(response.text, limits)))
@@ -147,6 +147,7 @@ def _request(
     messages: list[ChatMessage],
     specs: list[ToolSpec],
     images: list[ImageInput],
+    user_id: str,
 ) -> LlmRequest:
     return LlmRequest(
         messages=messages,
@@ -159,4 +160,5 @@ def _request(
         retry_attempts=limits.retry_attempts,
         retry_max_seconds=limits.retry_max_seconds,
         images=tuple(images),
+        billed_to=user_id,
     )

@@ -51,6 +51,21 @@ class LlmRequest:
     to the API. Such a request is never streamed: half a JSON object is of no use to anyone."""
     images: tuple[ImageInput, ...] = ()
     """Images sent with the last user message of `messages` (`llm.vision`)."""
+    billed_to: str | None = None
+    """Whose daily usage this call counts against (a user id, or a group's memory scope for
+    its memory extraction); None: nobody's (`bot/usage/`)."""
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    """Tokens one call used, as the server counted them (or estimated when it did not say)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,8 @@ class LlmResponse:
     tool_calls: list[ToolCall] = field(default_factory=list)
     truncated: bool = False
     """Cut at `LlmRequest.max_output_chars`: the text ends there, tool calls may be broken."""
+    usage: TokenUsage | None = None
+    """What the call cost, when the server said (`stream_options.include_usage` when streamed)."""
 
 
 class LlmError(Exception):

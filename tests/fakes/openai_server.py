@@ -40,6 +40,8 @@ class Reply:
     """Streaming: pause between text chunks, so a client sees the answer arrive over time."""
     drop_connection: bool = False
     error_message: str = "fake error"
+    usage: tuple[int, int] | None = None
+    """(prompt, completion) tokens to report; None: about four characters a token."""
 
 
 @dataclass
@@ -289,15 +291,22 @@ class FakeOpenAiServer(BackgroundServer):
             error = {"error": {"message": reply.error_message, "type": "fake", "code": None}}
             return web.json_response(error, status=reply.status, headers=reply.headers)
         model = body.get("model", "fake")
+        usage = usage_json(body, reply)
         if body.get("stream"):
-            return await self._stream(request, reply, model)
-        return web.json_response(completion_json(reply, model), headers=reply.headers)
+            wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return await self._stream(request, reply, model, usage if wants_usage else None)
+        return web.json_response(completion_json(reply, model, usage), headers=reply.headers)
 
-    async def _stream(self, request: web.Request, reply: Reply, model: str) -> web.StreamResponse:
+    async def _stream(
+        self, request: web.Request, reply: Reply, model: str, usage: dict[str, int] | None
+    ) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
+        chunks = stream_chunks(reply, model)
+        if usage is not None:  # as OpenAI sends it: a last chunk with no choices
+            chunks.append({**chunks[-1], "choices": [], "usage": usage})
         try:
-            for chunk in stream_chunks(reply, model):
+            for chunk in chunks:
                 await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 if reply.chunk_delay:
                     await asyncio.sleep(reply.chunk_delay)
@@ -309,7 +318,24 @@ class FakeOpenAiServer(BackgroundServer):
         return response
 
 
-def completion_json(reply: Reply, model: str) -> dict[str, Any]:
+def usage_json(body: dict[str, Any], reply: Reply) -> dict[str, int]:
+    """The usage the fake reports: the reply's own, else about four characters a token."""
+    if reply.usage is not None:
+        prompt, completion = reply.usage
+    else:
+        asked = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
+        answered = len(reply.text or "") + sum(len(a) for _, a in reply.tool_calls)
+        prompt, completion = asked // 4 + 1, answered // 4 + 1
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def completion_json(
+    reply: Reply, model: str, usage: dict[str, int] | None = None
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text}
     if reply.tool_calls:
         message["tool_calls"] = [
@@ -328,7 +354,7 @@ def completion_json(reply: Reply, model: str) -> dict[str, Any]:
                 "finish_reason": "tool_calls" if reply.tool_calls else "stop",
             }
         ],
-        "usage": _usage(),
+        "usage": usage or _usage(),
     }
 
 

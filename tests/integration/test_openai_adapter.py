@@ -7,7 +7,7 @@ import pytest
 
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.conversation import ChatMessage
-from bot.ports.llm import ImageInput, LlmError, LlmRequest, ToolSpec
+from bot.ports.llm import ImageInput, LlmError, LlmRequest, TokenUsage, ToolSpec
 from tests.fakes.files import png_image
 from tests.fakes.openai_server import FakeOpenAiServer, Reply, images_in
 
@@ -305,3 +305,30 @@ def png_to_jpeg(png: bytes) -> bytes:
     with Image.open(io.BytesIO(png)) as image:
         image.convert("RGB").save(out, format="JPEG")
     return out.getvalue()
+
+
+async def test_usage_is_read_from_answers_and_from_the_last_streamed_chunk(llm, server):
+    server.script(Reply(text="plain", usage=(120, 7)), Reply(text="streamed", usage=(300, 9)))
+    assert (await llm.complete(request())).usage == TokenUsage(120, 7)
+    seen: list[str] = []
+
+    async def listen(text: str) -> None:
+        seen.append(text)
+
+    response = await llm.complete(request(), listen)
+    assert server.requests[-1]["stream_options"] == {"include_usage": True}
+    assert response.usage == TokenUsage(300, 9) and response.text == "streamed"
+
+
+async def test_a_server_refusing_stream_options_is_asked_again_without(llm, server, caplog):
+    refusal = "Unrecognized request argument supplied: stream_options"
+    server.script(Reply(status=400, error_message=refusal), Reply(text="fine"))
+
+    async def listen(text: str) -> None:
+        pass
+
+    response = await llm.complete(request(), listen)
+    assert response.text == "fine" and response.usage is None
+    assert "stream_options" not in server.requests[-1]
+    await llm.complete(request(), listen)
+    assert "stream_options" not in server.requests[-1], "learnt once"

@@ -1,0 +1,128 @@
+"""Token usage per user per day, on disk: `<data dir>/usage/<YYYY-MM-DD>.jsonl`.
+
+Each LLM call appends one line (`{"who": ..., "model": ..., "in": ..., "out": ...}`, not
+fsynced: a `kill -9` keeps what was written, a power cut may lose the last seconds). Today's
+totals are kept in memory, read back from today's file at start, and start afresh at
+midnight UTC. Older days stay on disk as they are, one small file a day, for operators.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from bot.ports.llm import TokenUsage
+from bot.storage.atomic import append_line_safely, make_private_dir
+
+log = logging.getLogger(__name__)
+
+
+def utc_today() -> date:
+    return datetime.now(UTC).date()
+
+
+@dataclass
+class Tally:
+    """Calls and tokens of one user with one model on one day."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, usage: TokenUsage) -> None:
+        self.calls += 1
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+
+    def merge(self, other: Tally) -> None:
+        self.calls += other.calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+
+
+class UsageLedger:
+    """Today's usage by user and model, each call also appended to the day's file."""
+
+    def __init__(self, directory: Path, today: Callable[[], date] = utc_today) -> None:
+        self.directory = directory
+        self._today = today
+        self._day = today()
+        self._tallies: dict[str, dict[str, Tally]] = {}
+        self._refused = False
+        self._load(self._day)
+
+    def record(self, who: str, model: str, usage: TokenUsage) -> None:
+        """Count one call of `who` with `model`; a disk that refuses costs only the file."""
+        self._roll_over()
+        self._tallies.setdefault(who, {}).setdefault(model, Tally()).add(usage)
+        line = {"who": who, "model": model, "in": usage.prompt_tokens}
+        line["out"] = usage.completion_tokens
+        try:
+            make_private_dir(self.directory)
+            data = (json.dumps(line) + "\n").encode("utf-8")
+            append_line_safely(self._path(self._day), data, durable=False)
+            self._refused = False
+        except OSError as exc:
+            if not self._refused:
+                log.error("[Usage] could not write the usage file (%s); counted in memory", exc)
+            self._refused = True
+
+    def today(self, who: str) -> dict[str, Tally]:
+        """`who`'s usage today, by model."""
+        self._roll_over()
+        return dict(self._tallies.get(who, {}))
+
+    def today_all(self) -> dict[str, dict[str, Tally]]:
+        """Everyone's usage today, by user and model."""
+        self._roll_over()
+        return {who: dict(models) for who, models in self._tallies.items()}
+
+    def _roll_over(self) -> None:
+        day = self._today()
+        if day != self._day:
+            self._day, self._tallies = day, {}
+
+    def _path(self, day: date) -> Path:
+        return self.directory / f"{day.isoformat()}.jsonl"
+
+    def _load(self, day: date) -> None:
+        try:
+            lines = self._path(day).read_text(encoding="utf-8", errors="replace").splitlines()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            log.error("[Usage] could not read today's usage (%s); counting from zero", exc)
+            return
+        for line in lines:
+            try:
+                entry = json.loads(line)
+                usage = TokenUsage(int(entry["in"]), int(entry["out"]))
+                who, model = str(entry["who"]), str(entry["model"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut by a crash
+            self._tallies.setdefault(who, {}).setdefault(model, Tally()).add(usage)
+
+
+def total(tallies: dict[str, Tally]) -> Tally:
+    """The sum over models."""
+    summed = Tally()
+    for tally in tallies.values():
+        summed.merge(tally)
+    return summed
+
+
+def by_model(everyone: dict[str, dict[str, Tally]]) -> dict[str, Tally]:
+    """Everyone's usage summed per model (so each model is priced at its own rate)."""
+    summed: dict[str, Tally] = {}
+    for models in everyone.values():
+        for model, tally in models.items():
+            summed.setdefault(model, Tally()).merge(tally)
+    return summed

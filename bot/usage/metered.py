@@ -1,0 +1,77 @@
+"""The LLM port with a meter: each call's tokens counted against whom it is for, and no call
+at all once that user has used their daily budget (`usage.dailyTokenBudget`,
+`usage.dailyCostBudget`).
+
+Every LLM call of the bot goes through here: the turn's tool loop, compaction's summary and
+memory extraction; each request says whom it is billed to (`LlmRequest.billed_to`). A server
+that does not report usage is counted at about four characters a token.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from bot.config.model import UsageConfig
+from bot.conversation.session import CHARS_PER_TOKEN
+from bot.ports.llm import LlmError, LlmPort, LlmRequest, LlmResponse, TextListener, TokenUsage
+from bot.usage.ledger import Tally, UsageLedger, total
+
+log = logging.getLogger(__name__)
+
+
+class BudgetReached(LlmError):
+    """The user has used their daily budget: no LLM call is made for them until midnight UTC."""
+
+
+class MeteredLlm:
+    """`LlmPort` around another: budget check before, usage recorded after."""
+
+    def __init__(
+        self, inner: LlmPort, ledger: UsageLedger, config: Callable[[], UsageConfig]
+    ) -> None:
+        self._inner = inner
+        self._ledger = ledger
+        self._config = config
+
+    async def complete(
+        self, request: LlmRequest, on_text: TextListener | None = None
+    ) -> LlmResponse:
+        who = request.billed_to
+        if who is not None:
+            refusal = budget_refusal(self._ledger.today(who), self._config())
+            if refusal is not None:
+                log.info("[Usage] %s is at the daily budget; no LLM call", who)
+                raise BudgetReached(refusal)
+        response = await self._inner.complete(request, on_text)
+        self._ledger.record(who or "(unbilled)", request.model, _used(request, response))
+        return response
+
+
+def budget_refusal(today: dict[str, Tally], config: UsageConfig) -> str | None:
+    """What to tell a user at their daily budget; None while they are under it."""
+    if config.daily_token_budget and total(today).tokens >= config.daily_token_budget:
+        return (
+            f"You have used today's budget of {config.daily_token_budget:,} tokens, so I "
+            "can't answer until midnight UTC. /usage shows what you used."
+        )
+    if config.daily_cost_budget and spent(today, config) >= config.daily_cost_budget:
+        return (
+            f"You have used today's budget of {config.daily_cost_budget:g} {config.currency}, "
+            "so I can't answer until midnight UTC. /usage shows what you used."
+        )
+    return None
+
+
+def spent(today: dict[str, Tally], config: UsageConfig) -> float:
+    """The estimated cost of `today`, models without a price counting nothing."""
+    costs = (config.cost(m, t.prompt_tokens, t.completion_tokens) for m, t in today.items())
+    return sum(cost for cost in costs if cost is not None)
+
+
+def _used(request: LlmRequest, response: LlmResponse) -> TokenUsage:
+    if response.usage is not None:
+        return response.usage
+    asked = sum(len(m.content or "") for m in request.messages)
+    answered = len(response.text or "") + sum(len(c.arguments) for c in response.tool_calls)
+    return TokenUsage(asked // CHARS_PER_TOKEN + 1, answered // CHARS_PER_TOKEN + 1)

@@ -1,0 +1,62 @@
+"""Token usage per user per day, `/usage`, cost estimates and daily budgets, against the
+OpenAI fake reporting usage the way OpenAI does (streamed: in the last chunk)."""
+
+import json
+
+import pytest
+
+from bot.app import BotApp
+from tests.conftest import edit_runtime_config
+from tests.e2e.conftest import ALICE, BOB, say
+from tests.fakes.channel import RecordingChannel
+from tests.fakes.openai_server import Reply
+
+pytestmark = pytest.mark.e2e
+
+PRICES = {"priced-model": {"inputPerMillion": 1000, "outputPerMillion": 2000}}
+
+
+async def test_usage_is_counted_per_user_kept_on_disk_and_priced(app, settings, fake_llm):
+    edit_runtime_config(settings.runtime_config_path, llm={"model": "priced-model"})
+    edit_runtime_config(settings.runtime_config_path, usage={"prices": PRICES, "currency": "EUR"})
+    fake_llm.script(Reply(text="one", usage=(100, 10)), Reply(text="two", usage=(200, 20)))
+    channel = RecordingChannel(streaming=True)
+    await app.handle(say(ALICE, "first"), channel)
+    await app.handle(say(ALICE, "second"), channel)
+    await app.handle(say(ALICE, "/usage"), channel)
+    mine = channel.texts()[-1]
+    assert "Today (UTC): 330 tokens (300 in, 30 out) in 2 calls" in mine
+    assert "about 0.3600 EUR" in mine  # 300 × 1000/M + 30 × 2000/M
+    assert "All users" not in mine, "only operators see everyone"
+
+    (day_file,) = (settings.data_dir / "usage").glob("*.jsonl")
+    lines = [json.loads(line) for line in day_file.read_text().splitlines()]
+    assert lines[0] == {"who": "user-alice", "model": "priced-model", "in": 100, "out": 10}
+    assert day_file.stat().st_mode & 0o777 == 0o600
+
+    await app.handle(say(BOB, "hello"), channel)
+    restarted = BotApp.build(settings)  # read back from today's file
+    try:
+        await restarted.handle(say(BOB, "/usage", operator=True), channel)
+    finally:
+        await restarted.aclose()
+    everyone = channel.texts()[-1]
+    assert "All users today (2)" in everyone
+    assert "user-alice: 330 tokens" in everyone
+    assert everyone.index("user-alice") < everyone.index("user-bob:"), "largest first"
+
+
+async def test_at_the_daily_budget_the_bot_says_so_and_calls_no_llm(app, settings, fake_llm):
+    edit_runtime_config(settings.runtime_config_path, usage={"dailyTokenBudget": 250})
+    fake_llm.script(Reply(text="one", usage=(100, 50)), Reply(text="two", usage=(100, 50)))
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "first"), channel)
+    await app.handle(say(ALICE, "second"), channel)  # 300 tokens now: past the budget
+    calls = len(fake_llm.requests)
+    await app.handle(say(ALICE, "third"), channel)
+    assert "today's budget of 250 tokens" in channel.texts()[-1]
+    assert len(fake_llm.requests) == calls, "no LLM call at the budget"
+    await app.handle(say(BOB, "my own budget"), channel)
+    assert channel.texts()[-1] == "echo: my own budget", "budgets are per user"
+    await app.handle(say(ALICE, "/usage"), channel)
+    assert "Daily budget: 300 of 250 tokens used" in channel.texts()[-1]
