@@ -15,6 +15,7 @@ from bot.adapters.openai_llm import OpenAiLlm
 from bot.adapters.openai_speech import OpenAiSpeech
 from bot.commands import CommandRegistry, CoreCommands
 from bot.commands.memory import MemoryCommands
+from bot.commands.model import ModelCommands
 from bot.commands.usage import UsageCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
@@ -42,6 +43,7 @@ from bot.rag.queue import IndexQueue
 from bot.rag.status import RagStatus
 from bot.running_turns import RunningTurns
 from bot.settings import Settings
+from bot.storage.chat_models import ChatModels
 from bot.storage.disk import DiskHealth
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
@@ -129,11 +131,12 @@ class BotApp:
         )
 
         tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember)])
+        chat_models = ChatModels(data / "chat-models.json")  # `/model`
         pipeline = Pipeline(
             [
                 AttachmentSystem(MediaReader(), DocumentLibrary(indexer, memory)),
                 ContextBuildingSystem(PromptFiles(settings.prompts_dir), tools, memory, rag),
-                ToolLoopSystem(metered, tools),
+                ToolLoopSystem(metered, tools, chat_models),
                 MemoryPersistSystem(memory, extractor),
                 RagIndexingSystem(indexer),
                 ResponseRoutingSystem(),
@@ -152,7 +155,9 @@ class BotApp:
             status_providers=[disk, remember, rag_status],
             turns=running,
             compactor=compactor,
+            models=chat_models,
         ).register()
+        ModelCommands(commands, chat_models, config).register()
         UsageCommands(commands, usage, config).register()
         MemoryCommands(
             commands, memory, memory_stores, remember, extractor, turns=running

@@ -9,6 +9,7 @@ from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.config import RuntimeConfigStore
 from bot.conversation.compaction import SessionCompactor, SummaryFailed
 from bot.conversation.scope import memory_scope_of
+from bot.ports.models import ChatModelChoice
 from bot.ports.sessions import SessionStore
 from bot.ports.status import OperatorStatusProvider, StatusProvider
 from bot.ports.turns import TurnStopper
@@ -27,6 +28,7 @@ class CoreCommands:
     status_providers: Sequence[StatusProvider] = ()
     turns: TurnStopper | None = None
     compactor: SessionCompactor | None = None
+    models: ChatModelChoice | None = None
 
     def register(self) -> None:
         self.registry.register(Command("new", "start a fresh conversation", self.new))
@@ -91,7 +93,13 @@ class CoreCommands:
         size = f"{turns} turn{'' if turns == 1 else 's'} ({messages} messages)"
         if session.summary:
             size += f", older ones summarised ({len(session.summary):,} characters)"
-        model = f"{config.llm.model} at {self.llm_endpoint}" if operator else config.llm.model
+        model = config.llm.model
+        if self.models is not None:
+            model = self.models.model_for(call.message.address.session_key, config.llm)
+        if model != config.llm.model:
+            model += " (chosen for this chat with /model)"
+        if operator:
+            model += f" at {self.llm_endpoint}"
         lines = [
             f"Model: {model}",
             f"This chat: {size} since {since}",

@@ -25,6 +25,9 @@ class LlmConfig(Section):
     """The model and the limits of one turn's tool loop."""
 
     model: str = Field("gpt-4o-mini", min_length=1, description="Model name sent to the API.")
+    models: list[str] = Field(
+        default_factory=list, description="Models a chat may choose with /model; `model` too."
+    )
     temperature: float = Field(0.7, ge=0, le=2)
     max_output_tokens: int = Field(1024, ge=1, le=1_000_000)
     max_output_chars: int = Field(

@@ -17,6 +17,7 @@ from bot.ports.llm import (
     TextListener,
     ToolSpec,
 )
+from bot.ports.models import ChatModelChoice
 from bot.tools import ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -36,9 +37,12 @@ class ToolLoopSystem:
     name = "ToolLoop"
     order = 30
 
-    def __init__(self, llm: LlmPort, tools: ToolRegistry) -> None:
+    def __init__(
+        self, llm: LlmPort, tools: ToolRegistry, models: ChatModelChoice | None = None
+    ) -> None:
         self._llm = llm
         self._tools = tools
+        self._models = models
 
     def should_process(self, ctx: TurnContext) -> bool:
         return ctx.final_text is None and ctx.notice is None
@@ -73,9 +77,12 @@ class ToolLoopSystem:
         on_text = _showing(ctx) if ctx.stream is not None else None
         tool_context = ToolContext(ctx.user_id, ctx.session.key, ctx.memory_scope)
         specs = self._tools.specs(ctx.config.tools)
+        model = limits.model
+        if self._models is not None:
+            model = self._models.model_for(ctx.session.key, limits)
 
         for _ in range(limits.max_tool_iterations):
-            request = _request(limits, prompt + turn, specs, ctx.images, ctx.user_id)
+            request = _request(limits, model, prompt + turn, specs, ctx.images, ctx.user_id)
             response = await self._llm.complete(request, on_text)
             if response.truncated:  # a cut tool call's arguments are broken: answer instead
                 turn.append(ChatMessage.assistant(with_cut_note(response.text, limits)))
@@ -144,6 +151,7 @@ def with_cut_note(text: str | None, limits: LlmConfig) -> str:
 
 def _request(
     limits: LlmConfig,
+    model: str,
     messages: list[ChatMessage],
     specs: list[ToolSpec],
     images: list[ImageInput],
@@ -151,7 +159,7 @@ def _request(
 ) -> LlmRequest:
     return LlmRequest(
         messages=messages,
-        model=limits.model,
+        model=model,
         temperature=limits.temperature,
         max_output_tokens=limits.max_output_tokens,
         max_output_chars=limits.max_output_chars,

@@ -128,8 +128,8 @@ async def saved_contents(telegram, settings, key: str, count: int) -> list[str]:
 async def test_start_greets_publishes_the_menu_and_calls_no_llm(start_bot, telegram, fake_llm):
     await start_bot()
     assert {c["command"] for c in telegram.commands} == {
-        "start", "help", "new", "stop", "compact", "status", "usage", "memory", "forget",
-        "remember", "voice",
+        "start", "help", "new", "stop", "compact", "status", "model", "usage", "memory",
+        "forget", "remember", "voice",
     }  # fmt: skip
     telegram.send_text(ALICE, "/start")
     (greeting,) = await replies(telegram, ALICE.id)
@@ -315,6 +315,25 @@ async def test_new_stops_the_answer_in_progress_and_what_follows_starts_afresh(
     (archived,) = (settings.data_dir / "sessions" / "archive").glob("*.json")
     old = [m["content"] for m in json.loads(archived.read_text())["messages"]]
     assert old == ["slow question", "⏹ Stopped."]
+
+
+async def test_model_usage_and_compact_in_telegram(start_bot, telegram, fake_llm, settings):
+    edit_runtime_config(settings.runtime_config_path, llm={"models": ["large"]})
+    await start_bot()
+    telegram.send_text(ALICE, "/model large")
+    telegram.send_text(ALICE, "first question")
+    telegram.send_text(ALICE, "second question")
+    texts = [m.text for m in await replies(telegram, ALICE.id, 3)]
+    assert texts == ["This chat now uses large.", "echo: first question", "echo: second question"]
+    assert fake_llm.requests[0]["model"] == "large"
+    telegram.send_text(ALICE, "/usage")  # commands do not wait for answers: sent after them
+    usage = (await replies(telegram, ALICE.id, 4))[3].text
+    assert usage.startswith("Today (UTC): ") and "in 2 calls" in usage
+    fake_llm.script(Reply(text="Alice asked two questions."))
+    telegram.send_text(ALICE, "/compact")
+    assert (await replies(telegram, ALICE.id, 5))[4].text.startswith("Compacted: 2 older messages")
+    saved = saved_session(settings, f"telegram:{ALICE.id}")
+    assert saved["summary"] == "Alice asked two questions."
 
 
 async def test_group_answers_only_mentions_and_replies(start_bot, telegram, fake_llm, settings):
