@@ -65,6 +65,9 @@ class TelegramConfig(Section):
         description="Operators among the allowed users: /status shows them paths and hosts.",
     )
     streaming: bool = True
+    drafts: bool = Field(
+        True, description="Stream private replies as drafts (sendMessageDraft), not edits."
+    )
     require_mention_in_groups: bool = Field(
         True, description="In groups, answer only messages that mention the bot or reply to it."
     )

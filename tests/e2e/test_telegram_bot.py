@@ -39,8 +39,10 @@ async def start_bot(settings, telegram, fake_llm):
     """Start the bot as `python -m bot` would, with short intervals; stopped after the test."""
     running: list[tuple[BotApp, object]] = []
 
-    async def start(allowed=(ALICE.id, BOB.id), **options):
-        edit_runtime_config(settings.runtime_config_path, telegram={"allowedUsers": list(allowed)})
+    async def start(allowed=(ALICE.id, BOB.id), drafts=True, **options):
+        """`drafts=False`: private chats stream by edited previews too, as groups do."""
+        telegram_config = {"allowedUsers": list(allowed), "drafts": drafts}
+        edit_runtime_config(settings.runtime_config_path, telegram=telegram_config)
         settings.openai_base_url = fake_llm.base_url
         app = BotApp.build(settings)
         inbox = settings.data_dir / "telegram" / "inbox.jsonl"  # as from_settings sets it
@@ -163,7 +165,7 @@ async def test_a_turn_shows_typing_and_replies_formatted(start_bot, telegram, fa
 
 
 async def test_streaming_edits_one_message_about_once_per_interval(start_bot, telegram, fake_llm):
-    await start_bot(edit_interval_seconds=0.4)
+    await start_bot(edit_interval_seconds=0.4, drafts=False)
     answer = " ".join(f"word{i}" for i in range(80)) + "\n\n**The end.**"
     fake_llm.script(Reply(text=answer, chunk_delay=0.04))  # about 2.6 s of streaming
     telegram.send_text(ALICE, "tell me a story")
@@ -250,7 +252,7 @@ async def test_stop_hangs_up_on_the_stream_and_keeps_what_was_shown(
     bot = await start_bot()
     fake_llm.script(Reply(text=LONG_STORY, chunk_delay=0.05))  # about 10 s in all
     telegram.send_text(ALICE, "tell me a long story")
-    await telegram.wait_for(lambda: "word3" in "".join(telegram.texts(ALICE.id)))
+    await telegram.wait_for(lambda: any("word3" in draft.text for draft in telegram.drafts))
     telegram.send_text(ALICE, "/stop")
     await telegram.wait_for(lambda: fake_llm.hang_ups == 1)
     story, ack = await replies(telegram, ALICE.id, 2)
@@ -285,6 +287,47 @@ async def test_stop_before_any_text_sends_one_reply_and_the_queued_message_is_an
     assert saved == ["slow question", "⏹ Stopped.", "queued question", "echo: queued question"]
     telegram.send_text(ALICE, "/stop")
     assert "nothing to stop" in (await replies(telegram, ALICE.id, 3))[2].text
+
+
+async def test_private_replies_stream_as_one_growing_draft_then_one_message(
+    start_bot, telegram, fake_llm
+):
+    await start_bot()
+    answer = " ".join(f"word{i}" for i in range(80)) + "\n\n**The end.**"
+    fake_llm.script(Reply(text=answer, chunk_delay=0.04))  # about 2.6 s of streaming
+    telegram.send_text(ALICE, "tell me a story")
+    (message,) = await replies(telegram, ALICE.id)
+    assert message.text.endswith("The end.") and message.edits == 0
+    drafts = [d for d in telegram.drafts if d.chat_id == ALICE.id]
+    assert len(drafts) >= 3, "the answer appeared while it was written"
+    assert len({d.draft_id for d in drafts}) == 1, "one draft, animated as it grows"
+    assert drafts[0].text.startswith("word0") and len(drafts[-1].text) > len(drafts[0].text)
+    (sent,) = telegram.calls("sendMessage")
+    assert drafts[-1].at < sent.at
+    assert telegram.calls("editMessageText") == []
+
+    fake_llm.script(Reply(text=answer, chunk_delay=0.02))
+    telegram.send_text(ALICE, "@memory_test_bot again, in the group", chat=GROUP)
+    await telegram.wait_for(lambda: telegram.texts(GROUP.id)[-1:] == [message.text])
+    assert telegram.messages(GROUP.id)[0].edits >= 1, "an edited preview in the group"
+    assert all(d.chat_id == ALICE.id for d in telegram.drafts), "groups get no drafts"
+
+
+async def test_a_bot_api_server_without_drafts_gets_edited_previews(
+    start_bot, telegram, fake_llm, caplog
+):
+    telegram.offers_drafts = False
+    await start_bot()
+    answer = " ".join(f"word{i}" for i in range(60))
+    fake_llm.script(Reply(text=answer, chunk_delay=0.04), Reply(text=answer, chunk_delay=0.04))
+    telegram.send_text(ALICE, "first")
+    await telegram.wait_for(lambda: telegram.texts(ALICE.id) == [answer])
+    assert telegram.messages(ALICE.id)[0].edits >= 1, "streamed by edits instead"
+    telegram.send_text(ALICE, "second")
+    await telegram.wait_for(lambda: telegram.texts(ALICE.id) == [answer, answer])
+    assert len(telegram.calls("sendMessageDraft")) == 1, "asked once, then remembered"
+    refusals = [r for r in caplog.records if "streaming by edited previews" in r.getMessage()]
+    assert len(refusals) == 1
 
 
 async def test_commands_do_not_wait_behind_the_answer_in_progress(
@@ -491,7 +534,7 @@ async def test_flood_wait_on_a_reply_is_waited_out_exactly(start_bot, telegram, 
 
 
 async def test_flood_wait_during_streaming_delays_the_next_edit(start_bot, telegram, fake_llm):
-    await start_bot(edit_interval_seconds=0.3)
+    await start_bot(edit_interval_seconds=0.3, drafts=False)
     fake_llm.script(Reply(text=" ".join(f"w{i}" for i in range(60)), chunk_delay=0.05))
     telegram.flood_wait("editMessageText", retry_after=1)
     telegram.send_text(ALICE, "stream please")
@@ -516,7 +559,7 @@ async def test_bot_api_5xx_and_lost_edits_are_retried_or_resent(start_bot, teleg
 
 
 async def test_message_not_modified_counts_as_shown(start_bot, telegram, fake_llm, caplog):
-    await start_bot()
+    await start_bot(drafts=False)
     fake_llm.script(Reply(text=" ".join(f"w{i}" for i in range(40)), chunk_delay=0.04))
     telegram.fail(
         "editMessageText",

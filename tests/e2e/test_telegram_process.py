@@ -81,8 +81,9 @@ def test_answers_then_stops_cleanly_on_sigterm_mid_turn(workdir):
 
 
 def test_a_kill_while_streaming_leaves_no_half_written_preview_after_the_replay(workdir):
-    edit_runtime_config(
-        workdir / "preferences" / "runtime-config.json", telegram={"allowedUsers": [ALICE.id]}
+    edit_runtime_config(  # edited previews: a draft is gone by itself 30 s after a kill
+        workdir / "preferences" / "runtime-config.json",
+        telegram={"allowedUsers": [ALICE.id], "drafts": False},
     )
     long_answer = "A long answer, streamed slowly, word by word. " * 6
     with FakeTelegramServer() as telegram, FakeOpenAiServer() as llm:

@@ -44,7 +44,7 @@ _JSON_FIELDS = frozenset(
     "chat_id message_id message_thread_id entities caption_entities reply_parameters "
     "reply_to_message_id offset limit timeout allowed_updates commands scope "
     "drop_pending_updates max_connections link_preview_options disable_notification "
-    "protect_content allow_sending_without_reply".split()
+    "protect_content allow_sending_without_reply draft_id".split()
 )
 _COMMAND = re.compile(r"^/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]+)?")
 _MENTION = re.compile(r"(?<![A-Za-z0-9_])@[A-Za-z0-9_]{5,32}")
@@ -152,6 +152,16 @@ class SentMessage:
 
 
 @dataclass(frozen=True)
+class Draft:
+    """One `sendMessageDraft`: what the user saw while the answer was written (ephemeral)."""
+
+    chat_id: int
+    draft_id: int
+    text: str
+    at: float
+
+
+@dataclass(frozen=True)
 class ApiCall:
     """One request the bot made: method, decoded parameters, when (monotonic), HTTP status."""
 
@@ -220,6 +230,9 @@ class FakeTelegramServer(BackgroundServer):
         self.downloads: list[str] = []
         """file_ids whose bytes the bot fetched, in order."""
         self.commands: list[dict[str, Any]] = []
+        self.drafts: list[Draft] = []
+        self.offers_drafts = True
+        """False: answer `sendMessageDraft` as a Bot API server without it does (404)."""
         self.webhook_url: str | None = None
         self.webhook_secret: str | None = None
         self._allowed_updates: list[str] | None = None
@@ -494,6 +507,7 @@ class FakeTelegramServer(BackgroundServer):
             "getMyCommands": self._get_my_commands,
             "deleteMyCommands": self._delete_my_commands,
             "sendMessage": self._send_message,
+            "sendMessageDraft": self._send_message_draft,
             "editMessageText": self._edit_message_text,
             "deleteMessage": self._delete_message,
             "sendChatAction": self._send_chat_action,
@@ -700,6 +714,24 @@ class FakeTelegramServer(BackgroundServer):
             self._sent.append(sent)
             self._sent_index[(chat.id, message_id)] = sent
         return message
+
+    async def _send_message_draft(self, params: dict[str, Any]) -> bool:
+        """As Bot API 9.3+: private chats only, a non-zero draft id, the text checked like a
+        message's (an empty text shows "Thinking…")."""
+        if not self.offers_drafts:
+            raise ApiError(404, "Not Found: method not found")
+        chat = self._chat(params.get("chat_id"))
+        if chat.type != "private":
+            raise ApiError(400, "Bad Request: TEXTDRAFT_PEER_INVALID")
+        draft_id = params.get("draft_id")
+        if not isinstance(draft_id, int) or draft_id == 0:
+            raise ApiError(400, "Bad Request: draft_id must be non-zero")
+        text = str(params.get("text") or "")
+        if text:
+            self._check_text(text, list(params.get("entities") or []))
+        with self._lock:
+            self.drafts.append(Draft(chat.id, draft_id, text, time.monotonic()))
+        return True
 
     async def _edit_message_text(self, params: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(params.get("chat_id"))

@@ -120,7 +120,11 @@ class TelegramBot:
         """What handlers download attachments with (see `files.py`)."""
         self.typing = TypingIndicators(self.sender, options.typing_interval_seconds)
         self.channel = TelegramChannel(
-            self.sender, config, self.typing, options.edit_interval_seconds
+            self.sender,
+            config,
+            self.typing,
+            options.edit_interval_seconds,
+            options.draft_interval_seconds,
         )
         self.handler = TelegramUpdateHandler(
             handle,

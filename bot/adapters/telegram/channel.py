@@ -1,17 +1,22 @@
-"""`ChannelPort` for Telegram: formatted, split replies; streaming when the config says so."""
+"""`ChannelPort` for Telegram: formatted, split replies; streaming when the config says so,
+as a draft in private chats (`drafts.py`) and as an edited preview elsewhere (`streaming.py`)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from contextvars import ContextVar
 
-from bot.adapters.telegram.delivery import TelegramSender
+from bot.adapters.telegram.delivery import DraftsUnavailable, TelegramSender
+from bot.adapters.telegram.drafts import TelegramDraftStream
 from bot.adapters.telegram.formatting import render_markdown
 from bot.adapters.telegram.streaming import TelegramReplyStream
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.config import RuntimeConfigStore
 from bot.conversation import ChatAddress
 from bot.ports.channel import ReplyStream
+
+log = logging.getLogger(__name__)
 
 # In a group the reply quotes the message it answers. The update handler sets this for the
 # turn's task; the channel reads it, so the core's ports need not know Telegram message ids.
@@ -51,11 +56,14 @@ class TelegramChannel:
         config: RuntimeConfigStore,
         typing: TypingIndicators,
         edit_interval_seconds: float = 1.0,
+        draft_interval_seconds: float = 0.4,
     ) -> None:
         self._sender = sender
         self._config = config
         self._typing = typing
         self._edit_interval = edit_interval_seconds
+        self._draft_interval = draft_interval_seconds
+        self._drafts_refused = False
 
     async def send(self, address: ChatAddress, text: str) -> None:
         self._typing.stop(address)
@@ -64,8 +72,28 @@ class TelegramChannel:
             await self._sender.send(address, part, reply_to=reply_to if index == 0 else None)
 
     def open_stream(self, address: ChatAddress) -> ReplyStream | None:
-        if not self._config.current().telegram.streaming:
+        telegram = self._config.current().telegram
+        if not telegram.streaming:
             return None
+        private = int(address.chat_id) > 0  # Telegram's group and channel ids are negative
+        if telegram.drafts and private and not self._drafts_refused:
+            return TelegramDraftStream(
+                self._sender,
+                address,
+                fallback=lambda: self._edited_preview(address),
+                interval_seconds=self._draft_interval,
+                reply_to=_reply_target(address),
+                on_final=lambda: self._typing.stop(address),
+                on_unavailable=self._refuse_drafts,
+            )
+        return self._edited_preview(address)
+
+    def _refuse_drafts(self, exc: DraftsUnavailable) -> None:
+        if not self._drafts_refused:
+            log.warning("[Telegram] %s; streaming by edited previews from now on", exc)
+        self._drafts_refused = True
+
+    def _edited_preview(self, address: ChatAddress) -> ReplyStream:
         return TelegramReplyStream(
             self._sender,
             address,

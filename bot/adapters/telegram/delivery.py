@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from telegram import Message, ReplyParameters
 from telegram import MessageEntity as TelegramEntity
 from telegram.constants import ChatAction
-from telegram.error import BadRequest, NetworkError, TelegramError
+from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError
 from telegram.ext import ExtBot
 from tenacity import (
     AsyncRetrying,
@@ -35,6 +35,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 NO_FLOOD_RETRY = 0
 """`rate_limit_args` for requests better skipped than sent late (previews, typing)."""
+
+
+class DraftsUnavailable(DeliveryFailed):
+    """The Bot API server refused `sendMessageDraft` (it lacks the method, or not here)."""
 
 
 def chat_id(address: ChatAddress) -> int:
@@ -162,6 +166,28 @@ class TelegramSender:
             return True
 
         return await self._formatted_or_plain("editMessageText", address, part, attempt, preview)
+
+    async def draft(self, address: ChatAddress, draft_id: int, part: MessagePart) -> None:
+        """Show `part` as the private chat's draft of the reply (`sendMessageDraft`): tried
+        once, never waiting out a flood. Raises `DraftsUnavailable` when the server refuses
+        drafts (PTB reports a missing method's 404 as `InvalidToken`), else `DeliveryFailed`."""
+
+        async def attempt(shown: MessagePart) -> bool:
+            return await self._bot.send_message_draft(
+                chat_id=chat_id(address),
+                draft_id=draft_id,
+                text=shown.text,
+                entities=_entities(shown),
+                message_thread_id=thread_id(address),
+                rate_limit_args=NO_FLOOD_RETRY,
+            )
+
+        try:
+            await self._formatted_or_plain("sendMessageDraft", address, part, attempt, True)
+        except DeliveryFailed as exc:
+            if isinstance(exc.__cause__, InvalidToken | BadRequest | Forbidden):
+                raise DraftsUnavailable(str(exc)) from exc.__cause__
+            raise
 
     async def delete(self, address: ChatAddress, message_id: int) -> None:
         """Delete a message the bot sent; failure is only logged (it is tidying up)."""

@@ -38,6 +38,9 @@ class TelegramOptions:
     webhook: WebhookOptions | None = None
     edit_interval_seconds: float = 1.0
     """Streaming: at most one edit of the reply per interval (Telegram's per-chat pace)."""
+    draft_interval_seconds: float = 0.4
+    """Streaming in private chats: at most one draft of the reply per interval (the first at
+    once). Drafts are no messages, so Telegram's edit pace does not bind them."""
     typing_interval_seconds: float = 4.0
     """"typing…" lasts about 5 s in Telegram clients, so it is refreshed a little sooner."""
     refusal_cooldown_seconds: float = 300.0
