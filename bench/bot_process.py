@@ -22,10 +22,10 @@ REPO = Path(__file__).resolve().parent.parent
 @asynccontextmanager
 async def telegram_bot_process(
     telegram: FakeTelegramServer, llm_base_url: str, allowed_users: list[int]
-) -> AsyncIterator[None]:
+) -> AsyncIterator[Path]:
     """The bot polling `telegram`, its LLM (and speech) at `llm_base_url`, answering
     `allowed_users` with no rate limit (what is measured is the bot, not the limit); stopped
-    with SIGTERM on exit."""
+    with SIGTERM on exit. Yields its runtime config's path: edits apply while it runs."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         shutil.copytree(REPO / "preferences", work / "preferences")
@@ -46,7 +46,7 @@ async def telegram_bot_process(
         argv += ["--prompts-dir", str(work / "preferences" / "prompts")]
         bot = await asyncio.create_subprocess_exec(*argv, env=env, cwd=REPO)
         try:
-            yield
+            yield config_path
         finally:
             bot.send_signal(signal.SIGTERM)
             await asyncio.wait_for(bot.wait(), 60)
