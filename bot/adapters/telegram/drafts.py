@@ -14,7 +14,6 @@ stream carries on as an edited preview, and the channel asks for no more drafts.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from collections.abc import Callable
@@ -75,8 +74,9 @@ class TelegramDraftStream:
         self._closed = True
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.wait({self._task})  # a bug in the drafts must not cost the answer
+            if not self._task.cancelled() and self._task.exception() is not None:
+                log.error("[Telegram] drafts failed: %s", self._task.exception())
         if self._edits is not None:
             await self._edits.finish(text)
             return
