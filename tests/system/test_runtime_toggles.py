@@ -40,14 +40,17 @@ def test_edits_apply_on_the_next_message_and_a_broken_edit_changes_nothing(
     assert "not on its list of users" in refusal and str(BOB) in refusal
     assert len(stack.llm_server.requests) == llm_calls
 
-    # Streaming: on (the default) edits one message as the answer arrives; off sends it whole.
+    # Streaming: on (the default), this private chat sees the answer as a draft while it
+    # arrives, then one message; off sends it whole, with no draft.
     stack.llm.chunk_delay = 0.12
     long_question = "Please walk me through the whole certificate rotation, step by step, " * 2
     stack.converse(ALICE, long_question.strip())
-    assert stack.telegram.messages(ALICE)[-1].edits >= 1
+    drafts = len(stack.telegram.drafts)
+    assert drafts >= 1 and stack.telegram.messages(ALICE)[-1].edits == 0
     stack.edit_config(telegram={"streaming": False})
     stack.converse(ALICE, long_question.strip())
     assert stack.telegram.messages(ALICE)[-1].edits == 0
+    assert len(stack.telegram.drafts) == drafts
     stack.llm.chunk_delay = 0.0
 
     # A broken edit changes nothing, and the log says which file and what is wrong.
