@@ -1,14 +1,14 @@
 """The LLM port on the `openai` SDK: OpenAI, OpenRouter, Ollama, vLLM, llama.cpp alike.
 
-Retries are ours (tenacity), not the SDK's, so that a 429's Retry-After is honoured exactly and
-the whole retry time is bounded. Every failure leaves as an `LlmError` whose message a user can
-read; the exception types of `openai` never reach the pipeline.
+Retries are ours (`OPENAI_RETRY`, the bot's one `RetryPolicy`), not the SDK's, so that a 429's
+Retry-After is honoured exactly and the whole retry time is bounded. Every failure leaves as an
+`LlmError` whose message a user can read; the exception types of `openai` never reach the
+pipeline.
 """
 
 from __future__ import annotations
 
 import base64
-import email.utils
 import logging
 import re
 import time
@@ -19,14 +19,7 @@ from typing import Any
 import aiohttp
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    stop_before_delay,
-    wait_random_exponential,
-)
+from tenacity import AsyncRetrying
 
 from bot.conversation import ChatMessage, ToolCall
 from bot.ports.llm import (
@@ -38,10 +31,10 @@ from bot.ports.llm import (
     TokenUsage,
     ToolSpec,
 )
+from bot.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
-_backoff = wait_random_exponential(multiplier=0.5, max=20)
 STREAM_EVERY_DELTA_CHARS = 4096
 """Below this the stream listener hears of every delta (about one Telegram message)."""
 
@@ -324,44 +317,6 @@ def _is_transient(exc: BaseException) -> bool:
     return isinstance(exc, openai.APIConnectionError)
 
 
-def _wait_honouring_retry_after(state: RetryCallState) -> float:
-    exc = state.outcome.exception() if state.outcome else None
-    hinted = retry_after_seconds(exc) if exc is not None else None
-    return hinted if hinted is not None else _backoff(state)
-
-
-def retry_after_seconds(exc: BaseException) -> float | None:
-    """The server's own wait hint (`retry-after-ms`, or `Retry-After` in seconds or a date)."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
-
-
-def _log_retry(state: RetryCallState) -> None:
-    exc = state.outcome.exception() if state.outcome else None
-    wait = state.next_action.sleep if state.next_action else 0
-    log.warning(
-        "[LLM] attempt %d failed (%s); retrying in %.1fs",
-        state.attempt_number,
-        brief_failure(exc),
-        wait,
-    )
-
-
 def _unreachable(exc: BaseException) -> bool:
     """No connection could be made (refused, no route, bad host).
 
@@ -431,13 +386,13 @@ def _as_llm_error(
     return LlmError(message, detail)
 
 
+OPENAI_RETRY = RetryPolicy(
+    "[LLM]", _is_transient, first_wait_seconds=0.5, max_wait_seconds=20, describe=brief_failure
+)
+"""Every call to an OpenAI-compatible server (chat and embeddings): transient failures only
+(429, 408, 5xx, no connection), Retry-After honoured, jittered exponential back-off otherwise."""
+
+
 def openai_retrying(attempts: int, max_seconds: float) -> AsyncRetrying:
-    """The retry policy of every call to an OpenAI-compatible server (chat and embeddings):
-    transient failures only, Retry-After honoured, bounded in attempts and in total time."""
-    return AsyncRetrying(
-        stop=stop_after_attempt(attempts) | stop_before_delay(max_seconds),
-        wait=_wait_honouring_retry_after,
-        retry=retry_if_exception(_is_transient),
-        before_sleep=_log_retry,
-        reraise=True,
-    )
+    """`OPENAI_RETRY` bounded in attempts and in total time, for one request."""
+    return OPENAI_RETRY.limited(attempts, max_seconds).retrying()

@@ -22,13 +22,14 @@ from bot.memory.items import ItemType, MemoryItem
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorFile, VectorIndex
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
+from bot.retry import Backoff
 from bot.words import STOP_WORDS, WORD
 
 log = logging.getLogger(__name__)
 
 BATCH = 64
 """Items embedded per request in the background."""
-BACKOFF_SECONDS = (5.0, 30.0, 120.0, 600.0)
+EMBEDDINGS_BACKOFF = Backoff(first_seconds=5.0, longest_seconds=600.0)
 """How long embeddings rest after consecutive failures, before items are tried again."""
 SETTLE_SECONDS = 0.05
 """How long a recall waits for this user's items still being embedded (the embedded model
@@ -187,8 +188,8 @@ class SemanticMemory:
         return self._timer() < self._resting_until
 
     def _failed(self, exc: BaseException) -> None:
-        rest = BACKOFF_SECONDS[min(self._failures, len(BACKOFF_SECONDS) - 1)]
         self._failures += 1
+        rest = EMBEDDINGS_BACKOFF.after(self._failures)
         self._resting_until = self._timer() + rest
         reason = str(exc) or type(exc).__name__
         log.warning(

@@ -1,6 +1,7 @@
 """The background worker that takes documents from the durable queue to LightRAG.
 
-Oldest first, one at a time, with exponential backoff while the server is down; a document
+Oldest first, one at a time, with exponential backoff (`bot/retry.py`'s `Backoff`) while the
+server is down; a document
 leaves the queue only when the server has it. The backoff grows with failed attempts only: a
 new message during an outage waits its turn on disk rather than prompting another attempt,
 and any call that reaches LightRAG again (a user's query, say) ends the wait at once. Started
@@ -13,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 
 from bot.config import RuntimeConfigStore
 from bot.conversation import utc_now
@@ -21,6 +21,7 @@ from bot.ports.rag import RagDocument, RagRejected, RagUnavailable, RagUploads
 from bot.rag.documents import distinct
 from bot.rag.ledger import IndexLedger, LedgerEntry
 from bot.rag.queue import IndexQueue, QueuedDocument
+from bot.retry import Backoff
 
 log = logging.getLogger("bot.rag")
 
@@ -88,7 +89,7 @@ class RagIndexer:
         self._task = None
 
     async def _run(self) -> None:
-        backoff = 0.0
+        failures = 0
         while True:
             rag = self._config.current().rag
             item = self.queue.oldest() if rag.enabled else None
@@ -110,12 +111,13 @@ class RagIndexer:
                     log.exception("[RagIndexing] Failed to index: %s", exc)
                 if self._stopping:
                     return
-                backoff = min(max(backoff * 2, FIRST_BACKOFF_SECONDS), rag.index_retry_max_seconds)
-                delay = backoff * random.uniform(0.8, 1.2)
+                failures += 1
+                backoff = Backoff(FIRST_BACKOFF_SECONDS, rag.index_retry_max_seconds, jitter=0.2)
+                delay = backoff.after(failures)
                 log.info("[RagIndexing] %d waiting; next attempt in %.1fs", self.queue.depth, delay)
                 await self._back_off(delay)
                 continue
-            backoff = 0.0
+            failures = 0
 
     async def _send(self, item: QueuedDocument) -> None:
         """Upload one document; what the server made of it is settled in the background, so

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 
 from bot.ports.rag import RagDocumentStore, RagUnavailable
 from bot.rag.ledger import IndexLedger
 from bot.rag.queue import IndexQueue
+from bot.retry import RetryPolicy
 
 log = logging.getLogger("bot.rag")
 
-DELETE_ATTEMPTS = 5
+DELETE_RETRY = RetryPolicy(
+    "[RAG] delete",
+    lambda error: isinstance(error, RagUnavailable),  # down, or busy processing documents
+    attempts=5,
+    first_wait_seconds=1.0,
+    max_wait_seconds=4.0,
+    jitter=False,
+)
+"""A deletion a user is waiting on (`/forget all`): tried for about ten seconds."""
 DELETE_BATCH = 100
 
 
@@ -54,17 +64,8 @@ class LongTermDocuments:
         ids |= {doc.doc_id for doc in await self._rag.documents_of(user_id)}
         ordered = sorted(ids)
         for start in range(0, len(ordered), DELETE_BATCH):
-            await self._delete_with_retry(ordered[start : start + DELETE_BATCH])
+            batch = ordered[start : start + DELETE_BATCH]
+            await DELETE_RETRY.call(functools.partial(self._rag.delete, batch))
         self._ledger.clear(user_id)
         log.info("[RAG] forgot %d document(s) of one user", len(ids) + local)
         return len(ids) + local
-
-    async def _delete_with_retry(self, doc_ids: list[str]) -> None:
-        for attempt in range(1, DELETE_ATTEMPTS + 1):
-            try:
-                await self._rag.delete(doc_ids)
-                return
-            except RagUnavailable:
-                if attempt == DELETE_ATTEMPTS:
-                    raise
-                await asyncio.sleep(attempt)

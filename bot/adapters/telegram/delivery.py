@@ -2,7 +2,7 @@
 
 Every Telegram error is handled here, so the channel and the stream above deal in three
 outcomes only: done, the message is gone (edit), or `DeliveryFailed`. Network errors and 5xx
-answers are retried with backoff; flood waits are retried by `FloodControl` underneath.
+answers are retried (`TELEGRAM_RETRY`); flood waits are retried by `FloodControl` underneath.
 """
 
 from __future__ import annotations
@@ -16,19 +16,13 @@ from telegram import MessageEntity as TelegramEntity
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError
 from telegram.ext import ExtBot
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential,
-)
 
 from bot.adapters.telegram.flood_control import FloodControl
 from bot.adapters.telegram.formatting import without_formatting
 from bot.adapters.telegram.splitting import MessagePart
 from bot.conversation import ChatAddress
 from bot.ports.channel import DeliveryFailed
+from bot.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +46,12 @@ def thread_id(address: ChatAddress) -> int | None:
 def _is_transient(error: BaseException) -> bool:
     """Network trouble and 5xx answers (PTB raises both as NetworkError; BadRequest is final)."""
     return isinstance(error, NetworkError) and not isinstance(error, BadRequest)
+
+
+TELEGRAM_RETRY = RetryPolicy(
+    "[Telegram]", _is_transient, first_wait_seconds=0.5, max_wait_seconds=8, jitter=False
+)
+"""A Bot API request: network errors and 5xx, 4 tries, 0.5 s doubling (floods: `FloodControl`)."""
 
 
 def _rejects_entities(error: BadRequest) -> bool:
@@ -87,10 +87,10 @@ def _entities(part: MessagePart) -> list[TelegramEntity] | None:
 class TelegramSender:
     """Delivers message parts through a PTB `Bot`, never letting a Telegram error escape."""
 
-    def __init__(self, bot: ExtBot[Any], attempts: int = 4, backoff_seconds: float = 0.5) -> None:
+    def __init__(self, bot: ExtBot[Any], retry: RetryPolicy = TELEGRAM_RETRY) -> None:
         self._bot = bot
-        self._attempts = attempts
-        self._backoff = backoff_seconds
+        self._retry = retry
+        self._once = retry.limited(attempts=1)
 
     async def send(
         self,
@@ -241,19 +241,4 @@ class TelegramSender:
             raise DeliveryFailed(f"{method} to chat {address.chat_id} failed: {exc}") from exc
 
     async def _retrying(self, call: Callable[[], Awaitable[T]], once: bool = False) -> T:
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(1 if once else self._attempts),
-            wait=wait_exponential(multiplier=self._backoff, max=8),
-            retry=retry_if_exception(_is_transient),
-            reraise=True,
-            before_sleep=_log_retry,
-        )
-        async for attempt in retrying:
-            with attempt:
-                return await call()
-        raise AssertionError("tenacity reraises the last error")
-
-
-def _log_retry(state: RetryCallState) -> None:
-    error = state.outcome.exception() if state.outcome else None
-    log.warning("[Telegram] request failed (%s), retry %d", error, state.attempt_number)
+        return await (self._once if once else self._retry).call(call)

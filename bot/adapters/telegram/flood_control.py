@@ -12,7 +12,6 @@ is better skipped than sent late).
 from __future__ import annotations
 
 import asyncio
-import datetime as dtm
 import logging
 import time
 from collections.abc import Callable, Coroutine
@@ -21,16 +20,26 @@ from typing import Any
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
+from bot.retry import RetryPolicy, retry_after_seconds
+
 log = logging.getLogger(__name__)
 
 JSONResult = bool | dict[str, Any] | list[dict[str, Any]]
 _ANY_CHAT = "*"
 
 
-def retry_after_seconds(error: RetryAfter) -> float:
-    """The wait Telegram asked for, in seconds, whichever form PTB exposes it in."""
-    value = error._retry_after  # PTB's own limiter reads it so; the property may warn
-    return value.total_seconds() if isinstance(value, dtm.timedelta) else float(value)
+def _flood_wait(error: BaseException) -> float:
+    return retry_after_seconds(error) or 0.0
+
+
+def flood_retry(max_wait_seconds: float) -> RetryPolicy:
+    """A request Telegram answered with a flood wait: tried again once the wait is over, unless
+    it is longer than `max_wait_seconds` (a reply that late is worse than an error)."""
+    return RetryPolicy(
+        "[Telegram]",
+        lambda error: isinstance(error, RetryAfter) and _flood_wait(error) <= max_wait_seconds,
+        log_retries=False,  # `FloodControl` logs each flood wait, with its endpoint and chat
+    )
 
 
 class FloodControl(BaseRateLimiter[int]):
@@ -44,6 +53,8 @@ class FloodControl(BaseRateLimiter[int]):
     ) -> None:
         self._max_retries = max_retries
         self._max_wait = max_wait_seconds
+        self._retry = flood_retry(max_wait_seconds)
+        self._retry_with: dict[int, RetryPolicy] = {}
         self._clock = clock
         self._paused_until: dict[str, float] = {}
 
@@ -73,14 +84,16 @@ class FloodControl(BaseRateLimiter[int]):
         chat = data.get("chat_id")
         key = _ANY_CHAT if chat is None else str(chat)
         attempt = 0
-        while True:
-            wait = self.paused_for(key)
+
+        async def once() -> JSONResult:
+            nonlocal attempt
+            wait = self.paused_for(key)  # a flood wait another request of this chat met
             if wait > 0:
                 await asyncio.sleep(wait)
             try:
                 return await callback(*args, **kwargs)
             except RetryAfter as exc:
-                seconds = retry_after_seconds(exc)
+                seconds = _flood_wait(exc)
                 self._pause(key, seconds)
                 gives_up = attempt == retries or seconds > self._max_wait
                 log.warning(
@@ -90,9 +103,17 @@ class FloodControl(BaseRateLimiter[int]):
                     seconds,
                     ", not retrying" if gives_up else f", then retry {attempt + 1}/{retries}",
                 )
-                if gives_up:
-                    raise
                 attempt += 1
+                raise
+
+        # The policy waits the flood wait out (Retry-After), then `once` tries again.
+        return await self._policy(retries).call(once)
+
+    def _policy(self, retries: int) -> RetryPolicy:
+        policy = self._retry_with.get(retries)
+        if policy is None:
+            policy = self._retry_with[retries] = self._retry.limited(attempts=retries + 1)
+        return policy
 
     def _pause(self, key: str, seconds: float) -> None:
         until = self._clock() + seconds

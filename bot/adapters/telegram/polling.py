@@ -16,10 +16,12 @@ from telegram import Bot
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
 
 from bot.adapters.telegram.inbox import UpdateInbox, keep_in, replay
+from bot.retry import Backoff, retry_after_seconds
 
 log = logging.getLogger(__name__)
 
-MAX_BACKOFF_SECONDS = 30.0
+POLLING_BACKOFF = Backoff(first_seconds=2.0, longest_seconds=30.0)
+"""Rests between failed getUpdates while the Bot API is unreachable or failing."""
 
 
 class JournaledPoller:
@@ -66,27 +68,21 @@ class JournaledPoller:
             except TimedOut:
                 continue
             except RetryAfter as exc:
-                await asyncio.sleep(_seconds(exc.retry_after))
+                await asyncio.sleep(retry_after_seconds(exc) or 0.0)
                 continue
             except InvalidToken:
                 log.error("[Telegram] the bot token was revoked; no more updates are fetched")
                 return
-            except TelegramError as exc:
+            except Exception as exc:  # anything at all must not end polling for good
                 failures += 1
-                delay = min(2.0**failures, MAX_BACKOFF_SECONDS)
-                log.warning("[Telegram] getUpdates failed (%s); retrying in %gs", exc, delay)
+                delay = POLLING_BACKOFF.after(failures)
+                if isinstance(exc, TelegramError):
+                    log.warning("[Telegram] getUpdates failed (%s); retrying in %gs", exc, delay)
+                else:
+                    log.exception("[Telegram] getUpdates failed unexpectedly: %s", exc)
                 await asyncio.sleep(delay)
-                continue
-            except Exception as exc:  # anything else must not end polling for good
-                log.exception("[Telegram] getUpdates failed unexpectedly: %s", exc)
-                await asyncio.sleep(MAX_BACKOFF_SECONDS / 10)
                 continue
             failures = 0
             if updates:
                 for update in await keep_in(self.inbox, list(updates)):
                     await self._queue.put(update)
-
-
-def _seconds(value: object) -> float:
-    total = getattr(value, "total_seconds", None)
-    return float(total()) if callable(total) else float(value)  # type: ignore[arg-type]
