@@ -7,6 +7,7 @@ import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -16,6 +17,9 @@ from bot.logging_setup import setup_logging
 from bot.settings import NO_LLM_MESSAGE, Settings
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
 from bot.storage.disk import START, DiskHealth
+
+if TYPE_CHECKING:
+    from bot.adapters.telegram import TelegramBot
 
 EPILOG = """environment (or .env; see .env.example):
   OPENAI_API_KEY       key of the OpenAI-compatible API
@@ -143,11 +147,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def run(settings: Settings, channel: str, disk: DiskHealth | None = None) -> int:
-    app = BotApp.build(settings, disk=disk)
+    telegram = None
+    if channel == "telegram":
+        from bot.adapters.telegram import TelegramOptions
+
+        telegram = TelegramOptions.from_settings(settings)
+    app = BotApp.build(settings, disk=disk, telegram=telegram)
     await app.start()
     try:
-        if channel == "telegram":
-            return await run_telegram(app, settings)
+        if app.telegram is not None:
+            return await run_telegram(app.telegram)
         from bot.adapters.terminal import TerminalChannel
 
         terminal = TerminalChannel()
@@ -157,11 +166,11 @@ async def run(settings: Settings, channel: str, disk: DiskHealth | None = None) 
         await app.aclose()
 
 
-async def run_telegram(app: BotApp, settings: Settings) -> int:
-    from bot.adapters.telegram import StartupFailed, TelegramOptions
+async def run_telegram(bot: TelegramBot) -> int:
+    from bot.adapters.telegram import StartupFailed
 
     try:
-        await app.telegram_bot(TelegramOptions.from_settings(settings)).run_until_signalled()
+        await bot.run_until_signalled()
     except StartupFailed as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from bot.adapters.embeddings.configured import ConfiguredEmbedder
@@ -33,8 +34,11 @@ from bot.pipeline.rag_indexing import RagIndexingSystem
 from bot.pipeline.response_routing import ResponseRoutingSystem
 from bot.pipeline.tool_loop import ToolLoopSystem
 from bot.ports.channel import ChannelPort
+from bot.ports.embeddings import EmbeddingPort
 from bot.ports.llm import LlmPort
 from bot.ports.memory import UserMemoryStore
+from bot.ports.rag import RagDocumentStore, RagHealthCheck, RagRecall, RagUploads
+from bot.ports.speech import SpeechPort
 from bot.prompts import PromptFiles
 from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger
@@ -58,6 +62,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+Hook = Callable[[], Awaitable[None]]
+
+
+class RagServer(RagRecall, RagUploads, RagDocumentStore, RagHealthCheck, Protocol):
+    """The one long-term memory server, as the app hands it to recall, the index worker,
+    `/forget` and `/status` (each of which sees only its own port)."""
+
+
 @dataclass
 class BotApp:
     """A built bot: `start` it, hand it messages from any channel with `handle`, `aclose` it."""
@@ -71,41 +83,66 @@ class BotApp:
     runner: TurnRunner
     llm: LlmPort
     memory: ShortTermMemory
-    rag: LightRagAdapter
+    rag: RagServer
     indexer: RagIndexer
-    embedder: ConfiguredEmbedder
     extractor: LlmFactExtractor
     memory_stores: list[UserMemoryStore]
     """What `/memory` counts and `/forget all` empties; a channel may add its own."""
     disk: DiskHealth
-    speech: OpenAiSpeech
+    speech: SpeechPort
     """Voice notes to text and answers to speech, for channels that carry audio."""
+    telegram: TelegramBot | None = None
+    """The Telegram channel driving the app, when it was built for Telegram."""
+    _starting: list[Hook] = field(default_factory=list, repr=False)
+    _closing: list[Hook] = field(default_factory=list, repr=False)
     _disk_retries: asyncio.Task[None] | None = field(default=None, repr=False)
 
     @classmethod
     def build(
-        cls, settings: Settings, llm: LlmPort | None = None, disk: DiskHealth | None = None
+        cls,
+        settings: Settings,
+        *,
+        llm: LlmPort | None = None,
+        embedder: EmbeddingPort | None = None,
+        rag: RagServer | None = None,
+        disk: DiskHealth | None = None,
+        speech: SpeechPort | None = None,
+        telegram: TelegramOptions | None = None,
     ) -> BotApp:
-        """Wire the bot from settings; `llm` replaces the OpenAI adapter (tests, benchmarks);
-        `disk` is told what the disk refused, from the start (the lock file) on."""
+        """Wire the bot from settings, with the adapters given in place of the real ones.
+
+        Each adapter left out is made from `settings` (the OpenAI-compatible LLM, the embedder
+        `memory.embeddings` names, the LightRAG client, speech) and started and closed by the app; one
+        handed in (a fake in tests, a scripted LLM in benchmarks) is the caller's to close.
+        `disk` is told what the disk refused, from the start (the lock file) on. `telegram`:
+        the bot runs in Telegram (`app.telegram`), with `/start`, `/voice` and the inbox wired in.
+        """
         data = settings.data_dir
         disk = disk or DiskHealth()
         config = RuntimeConfigStore(settings.runtime_config_path)
+        starting: list[Hook] = []
+        closing: list[Hook] = []
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
         if llm is None:
-            llm = OpenAiLlm.connect(key, settings.openai_base_url)
+            openai_llm = OpenAiLlm.connect(key, settings.openai_base_url)
+            closing.append(openai_llm.close)
+            llm = openai_llm
         # Every LLM call is counted per user and day, and refused at a user's daily budget.
         usage = UsageLedger(data / "usage")
         metered = MeteredLlm(llm, usage, lambda: config.current().usage)
 
         # Short-term memory (`# Memory`, order 50) and the per-user "remember off" switch;
         # `memory.embeddings` picks the model that gives recall its sense of meaning.
-        embeddings_key = settings.embeddings_api_key
-        embedder = ConfiguredEmbedder(
-            lambda: config.current().memory.embeddings,
-            embeddings_key.get_secret_value() if embeddings_key else key,
-            settings.openai_base_url,
-        )
+        if embedder is None:
+            embeddings_key = settings.embeddings_api_key
+            configured = ConfiguredEmbedder(
+                lambda: config.current().memory.embeddings,
+                embeddings_key.get_secret_value() if embeddings_key else key,
+                settings.openai_base_url,
+            )
+            starting.append(configured.warm_up)
+            closing.append(configured.close)
+            embedder = configured
         memory = ShortTermMemory(
             data / "memory", lambda: config.current().memory, embedder=embedder
         )
@@ -115,20 +152,28 @@ class BotApp:
 
         # Long-term memory through LightRAG (`# Relevant Memory`, order 55).
         ledger = IndexLedger(data / "rag" / "ledger", disk)
-        rag = LightRagAdapter(config, settings.rag_api_key, owners=ledger.owner_count)
+        if rag is None:
+            lightrag = LightRagAdapter(config, settings.rag_api_key, owners=ledger.owner_count)
+            starting.append(lambda: _log_refused_retrieval_style(lightrag, config))
+            closing.append(lightrag.aclose)
+            rag = lightrag
         queue = IndexQueue(data / "rag" / "queue", disk)
         indexer = RagIndexer(queue, rag, ledger, config)
-        rag.breaker.on_recovery = indexer.server_is_back  # queued documents go once it is back
+        if isinstance(rag, LightRagAdapter):  # queued documents go once the server is back
+            rag.breaker.on_recovery = indexer.server_is_back
         long_term = LongTermDocuments(queue, ledger, rag)
         # What `/memory` counts and `/forget all` empties, per user.
         sessions = JsonSessionStore(data / "sessions", disk=disk)
         memory_stores: list[UserMemoryStore] = [memory, long_term, sessions]
 
         # Voice notes in, spoken answers out (`speech`); its own key, else the LLM's.
-        speech_key = settings.speech_api_key
-        speech = OpenAiSpeech(
-            speech_key.get_secret_value() if speech_key else key, settings.openai_base_url
-        )
+        if speech is None:
+            speech_key = settings.speech_api_key
+            openai_speech = OpenAiSpeech(
+                speech_key.get_secret_value() if speech_key else key, settings.openai_base_url
+            )
+            closing.append(openai_speech.close)
+            speech = openai_speech
 
         tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember)])
         chat_models = ChatModels(data / "chat-models.json")  # `/model`
@@ -171,7 +216,7 @@ class BotApp:
             running=running,
             compactor=compactor,
         )
-        return cls(
+        app = cls(
             settings,
             config,
             commands,
@@ -183,32 +228,28 @@ class BotApp:
             memory,
             rag,
             indexer,
-            embedder,
             extractor,
             memory_stores,
             disk,
             speech,
+            _starting=starting,
+            _closing=closing,
         )
+        if telegram is not None:
+            app.telegram = _telegram_channel(telegram, app)
+        return app
 
     async def start(self) -> None:
-        """Start background work: the index worker sends what earlier runs left queued."""
+        """Start background work: the index worker sends what earlier runs left queued.
+        The Telegram channel, if any, is started by `telegram.start` (or `run_until_signalled`)
+        after this."""
         self.indexer.start()
         self._disk_retries = asyncio.create_task(self.disk.run_retries(), name="disk-retries")
-        await self.embedder.warm_up()
-        if self.config.current().rag.enabled:
-            self.rag.retrieval_style(self.config.current())  # logs a refused `answer` style
+        for hook in self._starting:
+            await hook()
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         await self.runner.handle(message, channel)
-
-    def telegram_bot(self, options: TelegramOptions) -> TelegramBot:
-        """The Telegram channel driving this app (PTB is imported only when it is used)."""
-        from bot.adapters.telegram import TelegramBot
-
-        bot = TelegramBot(self.handle, self.config, self.commands, options, self.speech)
-        if bot.inbox is not None:  # it keeps users' messages on disk until compacted
-            self.memory_stores.append(bot.inbox)
-        return bot
 
     async def aclose(self) -> None:
         """Finish memory writes, drain the index queue for a bounded time, close clients."""
@@ -220,12 +261,29 @@ class BotApp:
                 await self._disk_retries
         await self.disk.retry()  # a last try for what the disk refused; lost if it fails
         await self.indexer.stop()
-        await self.rag.aclose()
-        await self.embedder.close()
-        await self.speech.close()
-        close = getattr(self.llm, "close", None)
-        if close is not None:
-            await close()
+        for hook in reversed(self._closing):  # the last made is closed first
+            await hook()
+
+
+def _telegram_channel(options: TelegramOptions, app: BotApp) -> TelegramBot:
+    """The Telegram channel on `app` (PTB is imported only when it is used): its `/start`
+    joins the commands, and its inbox, which keeps users' messages on disk until compacted,
+    joins what `/forget all` empties."""
+    from bot.adapters.telegram import StartCommand, TelegramBot, UpdateInbox, from_allowed_users
+    from bot.adapters.telegram.voice_replies import VoiceCommand
+
+    StartCommand(app.config).register(app.commands)
+    inbox = UpdateInbox(options.inbox_path, keep=from_allowed_users(app.config))
+    app.memory_stores.append(inbox)
+    bot = TelegramBot(app.handle, app.config, app.commands.menu, options, inbox, app.speech)
+    if bot.voice_replies is not None:  # `/voice`: answers spoken in this chat, or not
+        VoiceCommand(bot.voice_replies, app.config).register(app.commands)
+    return bot
+
+
+async def _log_refused_retrieval_style(rag: LightRagAdapter, config: RuntimeConfigStore) -> None:
+    if config.current().rag.enabled:
+        rag.retrieval_style(config.current())  # logs a refused `answer` style
 
 
 def describe_endpoint(base_url: str | None) -> str:

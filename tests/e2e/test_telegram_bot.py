@@ -44,15 +44,14 @@ async def start_bot(settings, telegram, fake_llm):
         telegram_config = {"allowedUsers": list(allowed), "drafts": drafts}
         edit_runtime_config(settings.runtime_config_path, telegram=telegram_config)
         settings.openai_base_url = fake_llm.base_url
-        app = BotApp.build(settings)
         inbox = settings.data_dir / "telegram" / "inbox.jsonl"  # as from_settings sets it
-        bot = app.telegram_bot(
-            TelegramOptions(
-                token=telegram.token,
-                api_url=telegram.api_url,
-                **{"inbox_path": inbox, **FAST, **options},
-            )
+        options = {**FAST, **options}
+        app = BotApp.build(
+            settings,
+            telegram=TelegramOptions(telegram.token, inbox, api_url=telegram.api_url, **options),
         )
+        bot = app.telegram
+        assert bot is not None
         await bot.start()
         await app.start()
         running.append((app, bot))
@@ -653,12 +652,14 @@ async def test_each_reply_is_the_llms_answer_to_that_very_message(start_bot, tel
 
 async def test_bad_token_fails_start_with_one_clear_line(settings, telegram, fake_llm):
     settings.openai_base_url = fake_llm.base_url
-    app = BotApp.build(settings)
-    bot = app.telegram_bot(TelegramOptions(token="42:wrong-token", api_url=telegram.api_url))
+    inbox = settings.data_dir / "telegram" / "inbox.jsonl"
+    options = TelegramOptions("42:wrong-token", inbox, api_url=telegram.api_url)
+    app = BotApp.build(settings, telegram=options)
     from bot.adapters.telegram import StartupFailed
 
+    assert app.telegram is not None
     with pytest.raises(StartupFailed) as failure:
-        await bot.start()
+        await app.telegram.start()
     assert "rejected the bot token" in str(failure.value)
     assert "wrong-token" not in str(failure.value)
     await app.aclose()

@@ -1,9 +1,12 @@
 """The bot in Telegram: python-telegram-bot's `Application` wired to the core, start to stop.
 
-Long polling by default, a webhook when configured. At start the token is checked (getMe) and
-the command menu published (setMyCommands). On stop, no new updates are taken, turns in
-progress get a bounded time to finish (their sessions are saved as each turn ends), and what
-is still running after that is cancelled, which also saves its session.
+Composed by `BotApp.build` (bot/app.py), which hands in the core's entry (`handle`), the command
+menu and the inbox. Updates arrive through the inbox either way: long polling by default
+(`JournaledPoller`), a webhook when configured (`WebhookReceiver`); PTB's own `Updater` is never
+used. At start the token is checked (getMe) and the command menu published (setMyCommands).
+On stop, no new updates are taken, turns in progress get a bounded time to finish (their
+sessions are saved as each turn ends), and what is still running after that is cancelled,
+which also saves its session.
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ import logging
 import re
 import signal
 from collections.abc import Callable
-from typing import Any
 
 from telegram import BotCommand, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
@@ -21,7 +23,6 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 
 from bot.adapters.telegram.access import AccessGate
 from bot.adapters.telegram.channel import TelegramChannel
-from bot.adapters.telegram.commands import StartCommand
 from bot.adapters.telegram.delivery import TelegramSender
 from bot.adapters.telegram.files import TelegramFiles, download_limit_bytes
 from bot.adapters.telegram.flood_control import FloodControl
@@ -29,16 +30,17 @@ from bot.adapters.telegram.handlers import MessageHandlerFn, TelegramUpdateHandl
 from bot.adapters.telegram.http_transport import AiohttpRequest
 from bot.adapters.telegram.inbound import BotIdentity
 from bot.adapters.telegram.inbox import JournalingQueue, UpdateInbox, replay
-from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions
+from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions, WebhookOptions
 from bot.adapters.telegram.ordering import ChatOrderedProcessor
 from bot.adapters.telegram.polling import JournaledPoller
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.adapters.telegram.voice_notes import VoiceNotes
-from bot.adapters.telegram.voice_replies import VoiceCommand, VoiceReplies, VoiceSwitch
+from bot.adapters.telegram.voice_replies import VoiceReplies, VoiceSwitch
 from bot.adapters.telegram.webhook import WebhookReceiver
-from bot.commands import CommandRegistry
+from bot.commands import Command
 from bot.config import RuntimeConfigStore
 from bot.ports.speech import SpeechPort
+from bot.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -60,13 +62,23 @@ class TelegramBot:
         self,
         handle: MessageHandlerFn,
         config: RuntimeConfigStore,
-        commands: CommandRegistry,
+        menu: Callable[[], list[Command]],
         options: TelegramOptions,
+        inbox: UpdateInbox,
         speech: SpeechPort | None = None,
     ) -> None:
-        """`speech` None: voice notes get a "please write" answer, answers are text only."""
+        """`menu` lists the commands published at start; `inbox` keeps received updates.
+        `speech` None: voice notes get a "please write" answer, answers are text only."""
         self.options = options
-        self._commands = commands
+        self._menu = menu
+        self._start_retry = RetryPolicy(
+            "[Telegram]",
+            lambda error: isinstance(error, NetworkError),  # a bad token is not retried
+            attempts=options.start_attempts,
+            first_wait_seconds=2.0,
+            max_wait_seconds=10.0,
+            jitter=False,
+        )
         self.processor = ChatOrderedProcessor()
         request = AiohttpRequest(connection_pool_size=CONNECTION_POOL_SIZE)
         builder = (
@@ -78,14 +90,9 @@ class TelegramBot:
             .rate_limiter(FloodControl())
             .request(request)
             .get_updates_request(AiohttpRequest(connection_pool_size=1))
+            .updater(None)  # our poller or webhook receiver fetches, through the inbox
         )
-        inbox = None
-        if options.inbox_path is not None:
-            inbox = UpdateInbox(options.inbox_path, keep=_from_allowed_user(config))
-        polls_through_inbox = inbox is not None and options.webhook is None
-        if polls_through_inbox or options.webhook is not None:
-            builder = builder.updater(None)  # our poller or webhook receiver fetches
-        if inbox is not None and options.webhook is not None:
+        if options.webhook is not None:
             builder = builder.update_queue(JournalingQueue(inbox))  # the webhook, journaled
         self.application: Application = builder.build()
         self.inbox = inbox
@@ -98,8 +105,7 @@ class TelegramBot:
                 self.application.update_queue,
                 self.application.bot,
             )
-        if polls_through_inbox:
-            assert inbox is not None
+        else:
             self.poller = JournaledPoller(
                 self.application.bot,
                 self.application.update_queue,
@@ -107,8 +113,7 @@ class TelegramBot:
                 options.poll_timeout_seconds,
                 ALLOWED_UPDATES,
             )
-        if inbox is not None:
-            self.processor.on_done = lambda update: inbox.done(update.update_id)  # type: ignore[attr-defined]
+        self.processor.on_done = lambda update: inbox.done(update.update_id)  # type: ignore[attr-defined]
         self.sender = TelegramSender(self.application.bot)
         self.files = TelegramFiles(
             self.application.bot,
@@ -138,22 +143,19 @@ class TelegramBot:
         self.handler.files = self.files
         self.application.add_handler(TypeHandler(Update, self.handler))
         self.application.add_error_handler(_log_update_error)
-        if inbox is not None:
-            self.handler.count_start = inbox.started
-            self.handler.inbox = inbox
-        StartCommand(config).register(commands)
+        self.handler.count_start = inbox.started
+        self.handler.inbox = inbox
+        self.voice_replies: VoiceReplies | None = None
+        """Answers spoken where a chat asked (`/voice`, registered by `BotApp.build`)."""
         if speech is not None:
-            self._add_voice(speech, config, commands)
+            self._add_voice(speech, config)
 
-    def _add_voice(
-        self, speech: SpeechPort, config: RuntimeConfigStore, commands: CommandRegistry
-    ) -> None:
-        """Voice notes in (transcribed), answers out as voice where wanted, `/voice`."""
+    def _add_voice(self, speech: SpeechPort, config: RuntimeConfigStore) -> None:
+        """Voice notes in (transcribed), answers out as voice where wanted."""
         self.handler.voice_notes = VoiceNotes(self.files, speech, config)
         switch = VoiceSwitch(self.options.voice_choices_path)
-        replies = VoiceReplies(speech, self.sender, config, switch)
-        self.handler.voice_replies = replies
-        VoiceCommand(replies, config).register(commands)
+        self.voice_replies = VoiceReplies(speech, self.sender, config, switch)
+        self.handler.voice_replies = self.voice_replies
 
     async def start(self) -> None:
         """Check the token, publish the menu, start taking updates. Raises `StartupFailed`."""
@@ -166,23 +168,10 @@ class TelegramBot:
         try:
             if self.poller is not None:
                 await self.poller.start()
-                log.info("[Telegram] @%s is answering (long polling)", bot.username)
-                return
-            if webhook is not None:
-                assert self.webhook is not None
-                if self.inbox is not None:
-                    replay(self.inbox, self.application.update_queue, bot)
+            if webhook is not None and self.webhook is not None:
+                replay(self.inbox, self.application.update_queue, bot)
                 await self.webhook.start(webhook.listen, webhook.port)
-                await self._set_webhook()
-            else:
-                updater = self.application.updater
-                assert updater is not None
-                await updater.start_polling(
-                    timeout=round(self.options.poll_timeout_seconds),
-                    allowed_updates=ALLOWED_UPDATES,
-                    bootstrap_retries=self.options.start_attempts,
-                    error_callback=_log_polling_error,
-                )
+                await self._set_webhook(webhook)
         except TelegramError as exc:
             await self.stop()
             raise StartupFailed(f"Telegram: could not start receiving messages: {exc}") from None
@@ -196,8 +185,6 @@ class TelegramBot:
             await self.poller.stop()
         if self.webhook is not None:
             await self.webhook.stop()
-        if app.updater is not None and app.updater.running:
-            await app.updater.stop()
         if app.running:
             busy = self.processor.in_progress
             if busy:
@@ -232,49 +219,34 @@ class TelegramBot:
                 loop.remove_signal_handler(sig)
 
     async def _initialize(self) -> None:
-        attempts = self.options.start_attempts
-        for attempt in range(1, attempts + 1):
-            try:
-                await self.application.initialize()
-                return
-            except InvalidToken:
-                await self.application.bot.shutdown()
-                raise StartupFailed(_bad_token_message(self.options.api_url)) from None
-            except NetworkError as exc:
-                if attempt == attempts:
-                    await self.application.bot.shutdown()
-                    raise StartupFailed(
-                        f"Telegram: cannot reach the Bot API at {self.options.api_url} "
-                        f"after {attempts} attempts: {exc}"
-                    ) from None
-                log.warning("[Telegram] Bot API not reachable (%s); retrying", exc)
-                await asyncio.sleep(min(2.0**attempt, 10.0))
+        try:
+            await self._start_retry.call(self.application.initialize)
+        except InvalidToken:
+            await self.application.bot.shutdown()
+            raise StartupFailed(_bad_token_message(self.options.api_url)) from None
+        except NetworkError as exc:
+            await self.application.bot.shutdown()
+            raise StartupFailed(
+                f"Telegram: cannot reach the Bot API at {self.options.api_url} "
+                f"after {self.options.start_attempts} attempts: {exc}"
+            ) from None
 
-    async def _set_webhook(self) -> None:
-        webhook = self.options.webhook
-        assert webhook is not None
-        attempts = self.options.start_attempts
-        for attempt in range(1, attempts + 1):
-            try:
-                await self.application.bot.set_webhook(
-                    url=webhook.url,
-                    secret_token=webhook.secret,
-                    allowed_updates=ALLOWED_UPDATES,
-                    # One post at a time: Telegram sends the next update only once the last
-                    # is confirmed (one fsync into the inbox), so a chat's messages keep order.
-                    max_connections=1,
-                )
-                return
-            except NetworkError as exc:
-                if attempt == attempts:
-                    raise
-                log.warning("[Telegram] setWebhook failed (%s); retrying", exc)
-                await asyncio.sleep(min(2.0**attempt, 10.0))
+    async def _set_webhook(self, webhook: WebhookOptions) -> None:
+        await self._start_retry.call(
+            lambda: self.application.bot.set_webhook(
+                url=webhook.url,
+                secret_token=webhook.secret,
+                allowed_updates=ALLOWED_UPDATES,
+                # One post at a time: Telegram sends the next update only once the last
+                # is confirmed (one fsync into the inbox), so a chat's messages keep order.
+                max_connections=1,
+            )
+        )
 
     async def _publish_menu(self) -> None:
         menu = [
             BotCommand(c.name, c.description)
-            for c in self._commands.menu()
+            for c in self._menu()
             if _MENU_NAME.fullmatch(c.name) and 1 <= len(c.description) <= 256
         ]
         try:
@@ -299,17 +271,3 @@ def _keep_message_contents_out_of_logs() -> None:
 
 async def _log_update_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     log.error("[Telegram] handling an update failed: %s", context.error, exc_info=context.error)
-
-
-def _log_polling_error(error: TelegramError) -> None:
-    log.warning("[Telegram] getUpdates failed (%s); PTB retries with backoff", error)
-
-
-def _from_allowed_user(config: RuntimeConfigStore) -> Callable[[dict[str, Any]], bool]:
-    """Which fetched updates the inbox keeps: messages of allowed users, nobody else's."""
-
-    def keep(update: dict[str, Any]) -> bool:
-        sender = (update.get("message") or {}).get("from") or {}
-        return sender.get("id") in config.current().telegram.allowed_users
-
-    return keep

@@ -15,8 +15,8 @@ class StartCommand:
     config: RuntimeConfigStore
 
     def register(self, registry: CommandRegistry) -> None:
-        if registry.get("start") is None:
-            registry.register(Command("start", "what I do and what I remember", self.start))
+        """Called by the composition root (`BotApp.build`) when the bot runs in Telegram."""
+        registry.register(Command("start", "what I do and what I remember", self.start))
 
     async def start(self, call: CommandCall) -> str:
         config = self.config.current()

@@ -42,6 +42,7 @@ from typing import Any
 
 from telegram import Bot, Update
 
+from bot.config import RuntimeConfigStore
 from bot.storage.atomic import append_line_safely, make_private_dir, write_atomic
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,16 @@ log = logging.getLogger(__name__)
 COMPACT_AFTER_LINES = 1_000
 RECENTLY_DONE = 2_000
 """Handled update ids remembered in memory, to recognise Telegram sending one again."""
+
+
+def from_allowed_users(config: RuntimeConfigStore) -> Callable[[dict[str, Any]], bool]:
+    """Which fetched updates the inbox keeps: messages of allowed users, nobody else's."""
+
+    def keep(update: dict[str, Any]) -> bool:
+        sender = (update.get("message") or {}).get("from") or {}
+        return sender.get("id") in config.current().telegram.allowed_users
+
+    return keep
 
 
 class UpdateInbox:

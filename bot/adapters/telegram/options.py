@@ -33,6 +33,8 @@ class TelegramOptions:
     """Everything the channel needs that is fixed for the life of the process."""
 
     token: str
+    inbox_path: Path
+    """Received updates are kept here until handled (see `inbox.py`), in either receiving mode."""
     api_url: str = TELEGRAM_API_URL
     """Root of the Bot API server: Telegram's, or a self-hosted `telegram-bot-api`."""
     webhook: WebhookOptions | None = None
@@ -50,9 +52,8 @@ class TelegramOptions:
     poll_timeout_seconds: float = 10.0
     """Long polling: how long one getUpdates waits for news."""
     start_attempts: int = 5
-    """getMe tries at start-up while the Bot API is unreachable (a bad token is not retried)."""
-    inbox_path: Path | None = None
-    """Long polling keeps fetched updates here until handled (see `inbox.py`); None: no inbox."""
+    """getMe (and setWebhook) tries at start-up while the Bot API is unreachable (a bad token
+    is not retried)."""
     voice_choices_path: Path | None = None
     """Each chat's `/voice` choice; None: kept in memory only."""
 
@@ -71,8 +72,8 @@ class TelegramOptions:
             )
         return cls(
             token=settings.telegram_bot_token.get_secret_value(),
+            inbox_path=settings.data_dir / "telegram" / "inbox.jsonl",
             api_url=settings.telegram_api_url.rstrip("/"),
             webhook=webhook,
-            inbox_path=settings.data_dir / "telegram" / "inbox.jsonl",
             voice_choices_path=settings.data_dir / "telegram" / "voice-replies.json",
         )
