@@ -13,7 +13,7 @@ from telegram.error import BadRequest, NetworkError, RetryAfter, TimedOut
 
 from bot.adapters.openai_llm import OPENAI_RETRY
 from bot.adapters.telegram.delivery import TELEGRAM_RETRY
-from bot.adapters.telegram.flood_control import flood_retry
+from bot.adapters.telegram.flood_control import FloodControl, flood_retry
 from bot.ports.rag import RagRejected, RagUnavailable
 from bot.rag.long_term import DELETE_RETRY
 from bot.retry import Backoff, RetryPolicy, retry_after_seconds
@@ -178,3 +178,14 @@ def test_backoff_jitter_stays_within_its_fraction():
     rests = [backoff.after(2) for _ in range(200)]
     assert all(6.4 <= rest <= 9.6 for rest in rests)
     assert len(set(rests)) > 1
+
+
+async def test_flood_control_tries_a_flooded_request_again_at_most_max_retries_times():
+    limiter = FloodControl(max_retries=2)
+    flooded = Failing(*(RetryAfter(dtm.timedelta(milliseconds=10)) for _ in range(5)))
+    with pytest.raises(RetryAfter):
+        await limiter.process_request(flooded, (), {}, "sendMessage", {"chat_id": 1}, None)
+    assert flooded.calls == 3, "the first try and two more"
+    answered = Failing(RetryAfter(dtm.timedelta(milliseconds=10)))
+    assert await limiter.process_request(answered, (), {}, "sendMessage", {"chat_id": 2}, None)
+    assert answered.calls == 2
