@@ -85,6 +85,7 @@ class BotApp:
     memory: ShortTermMemory
     rag: RagServer
     indexer: RagIndexer
+    embedder: EmbeddingPort
     extractor: LlmFactExtractor
     memory_stores: list[UserMemoryStore]
     """What `/memory` counts and `/forget all` empties; a channel may add its own."""
@@ -228,6 +229,7 @@ class BotApp:
             memory,
             rag,
             indexer,
+            embedder,
             extractor,
             memory_stores,
             disk,

@@ -57,7 +57,7 @@ async def test_a_turn_runs_on_the_adapters_handed_in_and_on_nothing_else(setting
     assert rag.asked[-1][0].startswith("What's the IP of my staging server")
     assert "10.0.0.5" in rag.received[0].text, "the exchange was indexed through the RAG handed in"
     assert any("staging server" in words for words in embedder.embedded)
-    assert app.llm is llm and app.rag is rag and app.disk is disk
+    assert app.llm is llm and app.rag is rag and app.embedder is embedder and app.disk is disk
     assert not rag.closed, "what the caller handed in is the caller's to close"
 
 
