@@ -113,8 +113,9 @@ class BotApp:
         """Wire the bot from settings, with the adapters given in place of the real ones.
 
         Each adapter left out is made from `settings` (the OpenAI-compatible LLM, the embedder
-        `memory.embeddings` names, the LightRAG client, speech) and started and closed by the app; one
-        handed in (a fake in tests, a scripted LLM in benchmarks) is the caller's to close.
+        `memory.embeddings` names, the LightRAG client, speech) and started and closed by the
+        app; one handed in (a fake in tests, a scripted LLM in benchmarks) is the caller's to
+        close.
         `disk` is told what the disk refused, from the start (the lock file) on. `telegram`:
         the bot runs in Telegram (`app.telegram`), with `/start`, `/voice` and the inbox wired in.
         """

@@ -30,6 +30,16 @@ class OwnedRag(FakeRag):
         self.closed = True
 
 
+class MuteSpeech:
+    """A `SpeechPort` that hears nothing and says nothing (no turn here carries audio)."""
+
+    async def transcribe(self, clip, config) -> str:
+        return ""
+
+    async def synthesize(self, text, config) -> bytes:
+        return b""
+
+
 def message(words: str) -> IncomingMessage:
     return IncomingMessage(ALICE, "user-alice", words)
 
@@ -39,7 +49,8 @@ async def test_a_turn_runs_on_the_adapters_handed_in_and_on_nothing_else(setting
     edit_runtime_config(settings.runtime_config_path, rag={"enabled": True})
     llm = ScriptedLlm(text("Noted: staging is at 10.0.0.5."), text("It is 10.0.0.5."))
     embedder, rag, disk = FakeEmbedder(), OwnedRag(REMEMBERED), DiskHealth()
-    app = BotApp.build(settings, llm=llm, embedder=embedder, rag=rag, disk=disk)
+    speech = MuteSpeech()
+    app = BotApp.build(settings, llm=llm, embedder=embedder, rag=rag, disk=disk, speech=speech)
     channel = RecordingChannel()
     await app.start()
     try:
@@ -57,7 +68,8 @@ async def test_a_turn_runs_on_the_adapters_handed_in_and_on_nothing_else(setting
     assert rag.asked[-1][0].startswith("What's the IP of my staging server")
     assert "10.0.0.5" in rag.received[0].text, "the exchange was indexed through the RAG handed in"
     assert any("staging server" in words for words in embedder.embedded)
-    assert app.llm is llm and app.rag is rag and app.embedder is embedder and app.disk is disk
+    assert app.llm is llm and app.rag is rag and app.embedder is embedder
+    assert app.disk is disk and app.speech is speech
     assert not rag.closed, "what the caller handed in is the caller's to close"
 
 
@@ -79,14 +91,14 @@ def telegram_options(settings, **options) -> TelegramOptions:
 async def test_only_a_bot_built_for_telegram_has_start_and_keeps_the_inbox(settings):
     terminal = BotApp.build(settings, llm=ScriptedLlm())
     assert terminal.telegram is None
-    assert terminal.commands.get("start") is None
+    assert terminal.commands.get("start") is None and terminal.commands.get("voice") is None
     assert not any(isinstance(store, UpdateInbox) for store in terminal.memory_stores)
     await terminal.aclose()
 
     telegram = BotApp.build(settings, llm=ScriptedLlm(), telegram=telegram_options(settings))
     assert isinstance(telegram.telegram, TelegramBot)
     assert telegram.commands.get("start") is not None
-    assert "start" in {command.name for command in telegram.commands.menu()}
+    assert {"start", "voice"} <= {command.name for command in telegram.commands.menu()}
     (inbox,) = [store for store in telegram.memory_stores if isinstance(store, UpdateInbox)]
     assert telegram.telegram.inbox is inbox, "/forget all empties the inbox the bot writes"
     await telegram.aclose()
