@@ -102,6 +102,10 @@ def test_a_kill_while_streaming_leaves_no_half_written_preview_after_the_replay(
             llm.script(Reply(text=long_answer, chunk_delay=0.3))  # ~10 s to stream
             telegram.send_text(ALICE, "tell me something long")
             telegram.wait_for_sync(lambda: len(telegram.texts(ALICE.id)) == 1, 30)  # a preview
+            # ... and its id noted with the update: a kill in the instant between Telegram
+            # showing a preview and the inbox noting it leaves that preview (docs/TELEGRAM.md).
+            inbox = workdir / "data" / "telegram" / "inbox.jsonl"
+            telegram.wait_for_sync(lambda: '"preview"' in inbox.read_text(), 30)
             proc.kill()
             proc.wait(30)
             preview = telegram.texts(ALICE.id)[0]
