@@ -21,6 +21,7 @@ class TurnStopped(Exception):
 
 @dataclass
 class _Running:
+    asked_by: str
     pipeline: asyncio.Task[Any] | None = None
     stop_asked: bool = False
     finished: asyncio.Event = field(default_factory=asyncio.Event)
@@ -33,9 +34,10 @@ class RunningTurns:
         self._turns: dict[str, _Running] = {}
 
     @asynccontextmanager
-    async def turn(self, key: str) -> AsyncIterator[None]:
-        """Mark the chat's turn as running until the block ends (its session saved)."""
-        running = _Running()
+    async def turn(self, key: str, asked_by: str) -> AsyncIterator[None]:
+        """Mark the chat's turn, asked for by user `asked_by`, as running until the block ends
+        (its session saved)."""
+        running = _Running(asked_by)
         self._turns[key] = running
         try:
             yield
@@ -64,6 +66,11 @@ class RunningTurns:
 
     def is_running(self, key: str) -> bool:
         return key in self._turns
+
+    def asked_by(self, key: str) -> str | None:
+        """Who asked for the chat's running turn; None when none runs."""
+        running = self._turns.get(key)
+        return running.asked_by if running is not None else None
 
     async def stop(self, key: str) -> bool:
         """Stop the chat's turn and wait until it has saved its session; False when there was

@@ -65,7 +65,7 @@ class TurnRunner:
                 reply = await self._commands.run(command)
                 await channel.send(message.address, reply)
             return
-        async with self.lanes.turn(key), self.running.turn(key):
+        async with self.lanes.turn(key), self.running.turn(key, message.user_id):
             await self._turn(message, channel)
 
     async def _turn(self, message: IncomingMessage, channel: ChannelPort) -> None:

@@ -53,8 +53,18 @@ class CoreCommands:
         )
 
     async def stop(self, call: CommandCall) -> str:
+        """In a group, only who asked for the answer (or an operator) may stop it: one member
+        must not be able to cut off everyone else's answers."""
         assert self.turns is not None, "registered only with a turn stopper"
-        if not await self.turns.stop(call.message.address.session_key):
+        key, message = call.message.address.session_key, call.message
+        asked_by = self.turns.asked_by(key)
+        if (
+            memory_scope_of(message).is_group
+            and asked_by not in (None, message.user_id)
+            and not message.operator
+        ):
+            return "Only whoever asked for this answer (or an operator) can stop it."
+        if not await self.turns.stop(key):
             return "There is nothing to stop: I'm not writing an answer in this chat."
         return (
             "Stopped. What I had written so far stays in our conversation; "

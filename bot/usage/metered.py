@@ -9,6 +9,7 @@ that does not report usage is counted at about four characters a token.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -43,9 +44,33 @@ class MeteredLlm:
             if refusal is not None:
                 log.info("[Usage] %s is at the daily budget; no LLM call", who)
                 raise BudgetReached(refusal)
-        response = await self._inner.complete(request, on_text)
+        shown = _Shown(on_text)
+        try:
+            response = await self._inner.complete(request, shown.listen)
+        except asyncio.CancelledError:
+            # A stopped stream was still paid for: what was asked, and what came back.
+            self._ledger.record(who or "(unbilled)", request.model, _estimate(request, shown.text))
+            raise
+        except LlmError:
+            if shown.text:  # broken mid-stream: the server did the work; down: nothing to pay
+                used = _estimate(request, shown.text)
+                self._ledger.record(who or "(unbilled)", request.model, used)
+            raise
         self._ledger.record(who or "(unbilled)", request.model, _used(request, response))
         return response
+
+
+class _Shown:
+    """Keeps the text streamed so far, passing it on: a call cut short is counted by it."""
+
+    def __init__(self, on_text: TextListener | None) -> None:
+        self._on_text = on_text
+        self.text = ""
+
+    async def listen(self, text: str) -> None:
+        self.text = text
+        if self._on_text is not None:
+            await self._on_text(text)
 
 
 def budget_refusal(today: dict[str, Tally], config: UsageConfig) -> str | None:
@@ -72,6 +97,11 @@ def spent(today: dict[str, Tally], config: UsageConfig) -> float:
 def _used(request: LlmRequest, response: LlmResponse) -> TokenUsage:
     if response.usage is not None:
         return response.usage
+    calls = "".join(c.arguments for c in response.tool_calls)
+    return _estimate(request, (response.text or "") + calls)
+
+
+def _estimate(request: LlmRequest, answered: str) -> TokenUsage:
+    """About four characters a token, for servers that report no usage and cut-short calls."""
     asked = sum(len(m.content or "") for m in request.messages)
-    answered = len(response.text or "") + sum(len(c.arguments) for c in response.tool_calls)
-    return TokenUsage(asked // CHARS_PER_TOKEN + 1, answered // CHARS_PER_TOKEN + 1)
+    return TokenUsage(asked // CHARS_PER_TOKEN + 1, len(answered) // CHARS_PER_TOKEN + 1)

@@ -288,6 +288,26 @@ async def test_stop_before_any_text_sends_one_reply_and_the_queued_message_is_an
     assert "nothing to stop" in (await replies(telegram, ALICE.id, 3))[2].text
 
 
+async def test_in_a_group_only_who_asked_or_an_operator_can_stop_the_answer(
+    start_bot, telegram, fake_llm, settings
+):
+    await start_bot()
+    fake_llm.script(Reply(text="too slow", delay=10.0), Reply(text="too slow", delay=10.0))
+    telegram.send_text(BOB, f"@{telegram.bot.username} slow question", chat=GROUP)
+    await telegram.wait_for(lambda: len(fake_llm.requests) == 1)
+    telegram.send_text(ALICE, "/stop", chat=GROUP)
+    refusal = (await replies(telegram, GROUP.id))[0].text
+    assert refusal.startswith("Only whoever asked for this answer")
+    telegram.send_text(BOB, "/stop", chat=GROUP)
+    assert (await replies(telegram, GROUP.id, 2))[1].text.startswith("Stopped.")
+
+    edit_runtime_config(settings.runtime_config_path, telegram={"adminUsers": [ALICE.id]})
+    telegram.send_text(BOB, f"@{telegram.bot.username} another slow one", chat=GROUP)
+    await telegram.wait_for(lambda: len(fake_llm.requests) == 2)
+    telegram.send_text(ALICE, "/stop", chat=GROUP)
+    assert (await replies(telegram, GROUP.id, 3))[2].text.startswith("Stopped."), "operator"
+
+
 async def test_private_replies_stream_as_one_growing_draft_then_one_message(
     start_bot, telegram, fake_llm
 ):

@@ -1,6 +1,7 @@
 """Token usage per user per day, `/usage`, cost estimates and daily budgets, against the
 OpenAI fake reporting usage the way OpenAI does (streamed: in the last chunk)."""
 
+import asyncio
 import json
 
 import pytest
@@ -10,6 +11,7 @@ from tests.conftest import edit_runtime_config
 from tests.e2e.conftest import ALICE, BOB, say
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import Reply
+from tests.fakes.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -60,3 +62,25 @@ async def test_at_the_daily_budget_the_bot_says_so_and_calls_no_llm(app, setting
     assert channel.texts()[-1] == "echo: my own budget", "budgets are per user"
     await app.handle(say(ALICE, "/usage"), channel)
     assert "Daily budget: 300 of 250 tokens used" in channel.texts()[-1]
+
+
+async def test_an_answer_stopped_half_way_is_counted_by_what_was_asked_and_shown(
+    app, settings, fake_llm
+):
+    story = " ".join(f"word{i}" for i in range(200))
+    fake_llm.script(Reply(text=story, chunk_delay=0.05, usage=(5000, 5000)))  # about 10 s
+    channel = RecordingChannel(streaming=True)
+    turn = asyncio.create_task(app.handle(say(ALICE, "tell me a long story"), channel))
+
+    def shown() -> bool:
+        return any("word3" in text for stream in channel.streams for text in stream.updates)
+
+    await wait_until(shown, what="the story streaming")
+    await app.handle(say(ALICE, "/stop"), channel)
+    await turn
+    await wait_until(lambda: fake_llm.hang_ups == 1, what="the stream closed")
+    (day_file,) = (settings.data_dir / "usage").glob("*.jsonl")
+    (line,) = [json.loads(line) for line in day_file.read_text().splitlines()]
+    assert line["who"] == "user-alice"
+    assert 0 < line["out"] < len(story) // 4, "counted by the part that streamed"
+    assert line["in"] > 0

@@ -86,7 +86,7 @@ async def test_a_stop_is_told_apart_from_a_shutdown():
         await asyncio.sleep(30)
 
     async def turn():
-        async with running.turn("chat"):
+        async with running.turn("chat", "u1"):
             await running.run("chat", pipeline())
 
     stopped = asyncio.create_task(turn())
