@@ -46,7 +46,8 @@ class MeteredLlm:
                 raise BudgetReached(refusal)
         shown = _Shown(on_text)
         try:
-            response = await self._inner.complete(request, shown.listen)
+            # no listener, no stream: a caller that streams nothing must not be made to
+            response = await self._inner.complete(request, shown.listen if on_text else None)
         except asyncio.CancelledError:
             # A stopped stream was still paid for: what was asked, and what came back.
             self._ledger.record(who or "(unbilled)", request.model, _estimate(request, shown.text))
