@@ -1,0 +1,81 @@
+"""The `skill` tool: the model activates a skill, turns it off, or reads one of its files."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from bot.skills import ResourceRefused, Skill, SkillLibrary, list_resources, read_resource
+from bot.tools.registry import ToolContext
+
+
+class SkillArguments(BaseModel):
+    action: Literal["activate", "deactivate", "read"]
+    name: str = Field(
+        "",
+        max_length=64,
+        description="activate: a name from # Available Skills; read: the skill (default: "
+        "the active one).",
+    )
+    path: str = Field(
+        "",
+        max_length=512,
+        description="read: a file of the skill, relative to its folder (references/guide.md).",
+    )
+
+
+class SkillTool:
+    """Changes only the turn's own chat (`ToolContext.chat`, its session): the new skill's
+    instructions are in the system prompt from the model's next call on, and in every turn of
+    the chat until it is turned off or `/new` starts afresh."""
+
+    name = "skill"
+    description = (
+        "Skills are instructions for particular tasks (# Available Skills). activate: load a "
+        "skill by name when the user's request matches its description; its instructions then "
+        "appear under # Active Skill. deactivate: stop using the active skill. read: read a "
+        "file the skill's instructions refer to."
+    )
+    arguments = SkillArguments
+
+    def __init__(self, library: SkillLibrary) -> None:
+        self._library = library
+
+    async def run(self, args: SkillArguments, context: ToolContext) -> str:
+        chat = context.chat
+        if chat is None:
+            return "Error: skills work only inside a conversation."
+        if args.action == "deactivate":
+            if chat.active_skill is None:
+                return "No skill is active."
+            was, chat.active_skill = chat.active_skill, None
+            return f"Skill {was} is off; # Active Skill is gone from the next call on."
+        if args.action == "read":
+            return await self._read(args, chat.active_skill)
+        skill = self._library.get(args.name)
+        if skill is None:
+            return f"Error: there is no skill {args.name!r}. Skills: {self._names()}."
+        chat.active_skill = skill.name
+        return _activated(skill, await asyncio.to_thread(list_resources, skill))
+
+    async def _read(self, args: SkillArguments, active: str | None) -> str:
+        name = args.name or active or ""
+        skill = self._library.get(name) if name else None
+        if skill is None:
+            return f"Error: name a skill to read from. Skills: {self._names()}."
+        try:
+            return await asyncio.to_thread(read_resource, skill, args.path)
+        except ResourceRefused as exc:
+            return f"Error: {exc}"
+
+    def _names(self) -> str:
+        return ", ".join(s.name for s in self._library.available()) or "none"
+
+
+def _activated(skill: Skill, files: list[str]) -> str:
+    text = f"Skill {skill.name} is active: its instructions are under # Active Skill."
+    if files:
+        text += " Its files (action read, path): " + ", ".join(files)
+    return text
