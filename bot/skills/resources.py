@@ -33,9 +33,10 @@ def read_resource(skill: Skill, relative: str) -> str:
         raise ResourceRefused(f"{relative!r} is not a file of skill {skill.name}") from None
     except OSError as exc:
         raise ResourceRefused(f"cannot open {relative!r} ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a folder, a device, a pipe
+        os.close(fd)
+        raise ResourceRefused(f"{relative!r} is not a regular file")
     with os.fdopen(fd, "rb") as file:
-        if not _is_regular(file.fileno()):
-            raise ResourceRefused(f"{relative!r} is not a regular file")
         data = file.read(MAX_RESOURCE_BYTES + 1)
     cut = len(data) > MAX_RESOURCE_BYTES
     try:  # incremental: a character cut in two at the limit is left out, not an error
@@ -84,7 +85,3 @@ def _inside(skill: Skill, relative: str) -> Path:
     if not target.is_relative_to(root):
         raise ResourceRefused(f"{relative!r} leads outside the skill's folder")
     return target
-
-
-def _is_regular(fd: int) -> bool:
-    return stat.S_ISREG(os.fstat(fd).st_mode)

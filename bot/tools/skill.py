@@ -33,10 +33,10 @@ class SkillTool:
 
     name = "skill"
     description = (
-        "Skills are instructions for particular tasks (# Available Skills). activate: load a "
-        "skill by name when the user's request matches its description; its instructions then "
-        "appear under # Active Skill. deactivate: stop using the active skill. read: read a "
-        "file the skill's instructions refer to."
+        "Skills are instructions for particular tasks (listed under Available Skills). "
+        "activate: load a skill by name when the user's request matches its description; its "
+        "instructions then appear in the system prompt as the Active Skill. deactivate: stop "
+        "using the active skill. read: read a file the skill's instructions refer to."
     )
     arguments = SkillArguments
 
@@ -75,7 +75,7 @@ class SkillTool:
 
 
 def _activated(skill: Skill, files: list[str]) -> str:
-    text = f"Skill {skill.name} is active: its instructions are under # Active Skill."
+    text = f"Skill {skill.name} is active: its instructions are in the system prompt now."
     if files:
         text += " Its files (action read, path): " + ", ".join(files)
     return text
