@@ -45,8 +45,8 @@ class Skill:
     compatibility: str = ""
     metadata: dict[str, str] = field(default_factory=dict)
     allowed_tools: tuple[str, ...] = ()
-    """The specification's experimental pre-approval list: kept and shown, not enforced
-    (the bot asks no approval for its tools; `tools` in the runtime config decides)."""
+    """The specification's experimental pre-approval list: kept, not enforced (the bot asks
+    no approval for its tools; `tools` in the runtime config decides which the model has)."""
 
 
 class _FrontMatter(BaseModel):
