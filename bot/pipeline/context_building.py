@@ -80,8 +80,9 @@ class ContextBuildingSystem:
                 log.debug("[Context] skill %s of %s is not available", name, ctx.session.key)
             ctx.skill, ctx.skill_text = None, ""
             return
-        files = await asyncio.to_thread(list_resources, skill)
         text = skill.body or "(This skill has no instructions beyond its description.)"
+        readable = ctx.config.tools.is_enabled(SKILL_TOOL)  # the model reads them with it
+        files = await asyncio.to_thread(list_resources, skill) if readable else []
         if files:
             text += "\n\nFiles of this skill (the skill tool reads them): " + ", ".join(files)
         ctx.skill, ctx.skill_text = skill.name, text

@@ -57,6 +57,8 @@ class SkillTool:
         skill = self._library.get(args.name)
         if skill is None:
             return f"Error: there is no skill {args.name!r}. Skills: {self._names()}."
+        if chat.active_skill == skill.name:  # its instructions are in the prompt already
+            return f"Skill {skill.name} is already active."
         chat.active_skill = skill.name
         return _activated(skill, await asyncio.to_thread(list_resources, skill))
 

@@ -28,7 +28,10 @@ def library(tmp_path):
     skills = tmp_path / "skills"
     folder = write_skill(skills, "haiku", "Writes haiku. Use for short poems.", HAIKU)
     (folder / "syllables.md").write_text("Vowel groups count once.")
-    write_skill(skills, "recipes", "Cooks from what is in the fridge.", "Ask about allergies.")
+    recipes = write_skill(
+        skills, "recipes", "Cooks from what is in the fridge.", "Ask about allergies."
+    )
+    (recipes / "pantry.md").write_text("Rice, beans, onions.")
     return SkillLibrary(skills)
 
 
@@ -101,6 +104,16 @@ async def test_an_unknown_skill_is_an_error_naming_the_real_ones(tmp_path, libra
     assert ctx.session.active_skill is None
 
 
+async def test_activating_the_active_skill_again_changes_nothing(tmp_path, library):
+    llm = ScriptedLlm(skill_call(action="activate", name="haiku"), text("ok"))
+    ctx = turn(active="haiku")
+    await run_turn(tmp_path, library, llm, ctx)
+    result = next(m.content for m in ctx.turn_messages if m.role == "tool")
+    assert result == "Skill haiku is already active."
+    first, second = (system_prompt(r) for r in llm.requests)
+    assert first == second and first.count("\n# Active Skill: haiku\n") == 1
+
+
 async def test_with_the_tool_off_the_model_sees_no_catalogue_but_the_chats_skill_stays(
     tmp_path, library
 ):
@@ -110,7 +123,8 @@ async def test_with_the_tool_off_the_model_sees_no_catalogue_but_the_chats_skill
     prompt = system_prompt(llm.requests[0])
     assert "# Available Skills" not in prompt
     assert "skill" not in {t.name for t in llm.requests[0].tools}
-    assert "# Active Skill: recipes\nAsk about allergies." in prompt
+    assert "# Active Skill: recipes\nAsk about allergies.\n" in prompt + "\n"
+    assert "Files of this skill" not in prompt, "the model could not read them"
 
 
 async def test_a_vanished_skill_leaves_the_prompt_but_not_the_session(tmp_path, library):
