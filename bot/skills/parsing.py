@@ -116,7 +116,11 @@ def _load_yaml(header: str) -> dict[str, Any]:
     try:
         loaded = yaml.load(header, Loader=_NoAliasLoader)  # a SafeLoader, see above
     except yaml.YAMLError as exc:
-        raise InvalidSkill(f"the front matter is not valid YAML ({_first_line(exc)})") from None
+        # The usual slip in skills written for laxer parsers: `description: Use when: ...`.
+        hint = "; put quotes around a value holding ': '" if "mapping values" in str(exc) else ""
+        raise InvalidSkill(
+            f"the front matter is not valid YAML ({_first_line(exc)}){hint}"
+        ) from None
     except RecursionError:
         raise InvalidSkill("the front matter is nested too deeply") from None
     if not isinstance(loaded, dict):

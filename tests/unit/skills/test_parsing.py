@@ -45,6 +45,7 @@ def test_a_byte_order_mark_and_an_empty_body_are_fine():
         ("name: pdf-tools\ndescription: d\n", "must start with a '---' line"),
         ("---\nname: pdf-tools\ndescription: d\n", "never closed"),
         (skill_md("name: pdf-tools\ndescription: [unclosed"), "not valid YAML"),
+        (skill_md("name: pdf-tools\ndescription: Use when: PDFs"), "put quotes around a value"),
         (skill_md("- a list"), "must be a mapping"),
         (skill_md("description: no name"), "name: Field required"),
         (skill_md("name: pdf-tools"), "description: Field required"),
