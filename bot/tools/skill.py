@@ -63,10 +63,12 @@ class SkillTool:
         return _activated(skill, await asyncio.to_thread(list_resources, skill))
 
     async def _read(self, args: SkillArguments, active: str | None) -> str:
-        name = args.name or active or ""
-        skill = self._library.get(name) if name else None
+        name = args.name or active
+        if not name:
+            return f"Error: no skill is active; name one to read from. Skills: {self._names()}."
+        skill = self._library.get(name)
         if skill is None:
-            return f"Error: name a skill to read from. Skills: {self._names()}."
+            return f"Error: there is no skill {name!r}. Skills: {self._names()}."
         try:
             return await asyncio.to_thread(read_resource, skill, args.path)
         except ResourceRefused as exc:

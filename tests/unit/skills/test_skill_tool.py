@@ -104,6 +104,22 @@ async def test_an_unknown_skill_is_an_error_naming_the_real_ones(tmp_path, libra
     assert ctx.session.active_skill is None
 
 
+async def test_reading_needs_a_skill_that_exists(tmp_path, library):
+    llm = ScriptedLlm(
+        skill_call(action="read", path="syllables.md"),
+        skill_call(action="read", name="sonnet", path="x.md"),
+        skill_call(action="read", name="recipes", path="pantry.md"),
+        text("ok"),
+    )
+    ctx = turn()
+    await run_turn(tmp_path, library, llm, ctx)
+    results = [m.content for m in ctx.turn_messages if m.role == "tool"]
+    assert results[0].startswith("Error: no skill is active; name one to read from.")
+    assert results[1] == "Error: there is no skill 'sonnet'. Skills: haiku, recipes."
+    assert results[2] == "Rice, beans, onions."
+    assert ctx.session.active_skill is None, "reading activates nothing"
+
+
 async def test_activating_the_active_skill_again_changes_nothing(tmp_path, library):
     llm = ScriptedLlm(skill_call(action="activate", name="haiku"), text("ok"))
     ctx = turn(active="haiku")
