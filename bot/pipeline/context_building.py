@@ -16,10 +16,7 @@ from bot.tools import ToolRegistry
 log = logging.getLogger(__name__)
 
 SKILL_TOOL = "skill"
-SKILLS_HINT = (
-    "Each skill holds instructions for one kind of task. When the user's request matches a "
-    "skill's description, activate it with the skill tool before you answer."
-)
+SKILLS_HINT = "When a request matches a skill's description, activate it with the skill tool."
 
 
 class ContextBuildingSystem:

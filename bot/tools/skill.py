@@ -33,10 +33,9 @@ class SkillTool:
 
     name = "skill"
     description = (
-        "Skills are instructions for particular tasks (listed under Available Skills). "
-        "activate: load a skill by name when the user's request matches its description; its "
-        "instructions then appear in the system prompt as the Active Skill. deactivate: stop "
-        "using the active skill. read: read a file the skill's instructions refer to."
+        "Instructions for particular tasks (see Available Skills). activate: load one by name "
+        "when a request matches its description. deactivate: stop using it. read: read a file "
+        "its instructions refer to."
     )
     arguments = SkillArguments
 
