@@ -34,6 +34,7 @@ EPILOG = """environment (or .env; see .env.example):
   BOT_DATA_DIR         where sessions and memory live (default: data)
   BOT_RUNTIME_CONFIG   runtime config file (default: preferences/runtime-config.json)
   BOT_PROMPTS_DIR      prompt files (default: preferences/prompts)
+  BOT_SKILLS_DIR       skills, one folder each (default: preferences/skills)
   LOG_LEVEL            DEBUG, INFO, WARNING or ERROR (default: INFO)
 
 Options given here win over the environment. Runtime config edits apply on the next message."""
@@ -74,6 +75,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="PATH",
         help="prompt files directory (overrides BOT_PROMPTS_DIR)",
     )
+    parser.add_argument(
+        "--skills-dir",
+        type=Path,
+        metavar="PATH",
+        help="skills directory (overrides BOT_SKILLS_DIR)",
+    )
     parser.add_argument("--log-level", metavar="LEVEL", help="overrides LOG_LEVEL")
     parser.add_argument(
         "--log-file",
@@ -90,6 +97,7 @@ def load_settings(args: argparse.Namespace) -> Settings:
         "runtime_config_path": args.config,
         "data_dir": args.data_dir,
         "prompts_dir": args.prompts_dir,
+        "skills_dir": args.skills_dir,
         "log_level": args.log_level,
     }
     return Settings(

@@ -17,6 +17,7 @@ from bot.adapters.openai_speech import OpenAiSpeech
 from bot.commands import CommandRegistry, CoreCommands
 from bot.commands.memory import MemoryCommands
 from bot.commands.model import ModelCommands
+from bot.commands.skills import SkillCommands
 from bot.commands.usage import UsageCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
@@ -47,11 +48,13 @@ from bot.rag.queue import IndexQueue
 from bot.rag.status import RagStatus
 from bot.running_turns import RunningTurns
 from bot.settings import Settings
+from bot.skills import SkillLibrary
 from bot.storage.chat_models import ChatModels
 from bot.storage.disk import DiskHealth
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
 from bot.tools.memory import MemoryTool
+from bot.tools.skill import SkillTool
 from bot.turns import TurnRunner
 from bot.usage.ledger import UsageLedger
 from bot.usage.metered import MeteredLlm
@@ -177,13 +180,17 @@ class BotApp:
             closing.append(openai_speech.close)
             speech = openai_speech
 
-        tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember)])
+        # Skills (`preferences/skills/`): the chat's active one goes into `# Active Skill`.
+        skills = SkillLibrary(settings.skills_dir)
+        tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember), SkillTool(skills)])
         chat_models = ChatModels(data / "chat-models.json")  # `/model`
+        prompts = PromptFiles(settings.prompts_dir)
+        context = ContextBuildingSystem(prompts, tools, memory, rag, skills)
         pipeline = Pipeline(
             [
                 AttachmentSystem(MediaReader(), DocumentLibrary(indexer, memory)),
-                ContextBuildingSystem(PromptFiles(settings.prompts_dir), tools, memory, rag),
-                ToolLoopSystem(metered, tools, chat_models),
+                context,
+                ToolLoopSystem(metered, tools, chat_models, prompt=context),
                 MemoryPersistSystem(memory, extractor),
                 RagIndexingSystem(indexer),
                 ResponseRoutingSystem(),
@@ -199,12 +206,13 @@ class BotApp:
             config=config,
             tools=tools,
             llm_endpoint=describe_endpoint(settings.openai_base_url),
-            status_providers=[disk, remember, rag_status],
+            status_providers=[disk, remember, rag_status, skills],
             turns=running,
             compactor=compactor,
             models=chat_models,
         ).register()
         ModelCommands(commands, chat_models, config).register()
+        SkillCommands(commands, skills, sessions).register()
         UsageCommands(commands, usage, config).register()
         MemoryCommands(
             commands, memory, memory_stores, remember, extractor, turns=running

@@ -109,6 +109,11 @@ class Settings(BaseSettings):
         default=Path("preferences/prompts"),
         validation_alias=AliasChoices("BOT_PROMPTS_DIR", "prompts_dir"),
     )
+    skills_dir: Path = Field(
+        default=Path("preferences/skills"),
+        validation_alias=AliasChoices("BOT_SKILLS_DIR", "skills_dir"),
+    )
+    """One folder per skill, each with a `SKILL.md` (docs/SKILLS.md)."""
     log_level: str = Field(default="INFO", validation_alias=AliasChoices("LOG_LEVEL", "log_level"))
 
     @field_validator(*_SECRETS, mode="before")

@@ -52,6 +52,7 @@ def settings(workdir: Path) -> Settings:
         data_dir=workdir / "data",
         runtime_config_path=workdir / "preferences" / "runtime-config.json",
         prompts_dir=workdir / "preferences" / "prompts",
+        skills_dir=workdir / "preferences" / "skills",
     )
 
 
@@ -86,6 +87,8 @@ def bot_argv(workdir: Path) -> list[str]:
         str(workdir / "preferences" / "runtime-config.json"),
         "--prompts-dir",
         str(workdir / "preferences" / "prompts"),
+        "--skills-dir",
+        str(workdir / "preferences" / "skills"),
     ]
 
 

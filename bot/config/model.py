@@ -197,6 +197,7 @@ class ToolsConfig(Section):
     current_time: bool = True
     calculator: bool = True
     memory: bool = True
+    skill: bool = Field(True, description="The model activates skills itself (/skill always).")
 
     def is_enabled(self, tool_name: str) -> bool:
         return bool(getattr(self, tool_name, True))

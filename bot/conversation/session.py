@@ -26,6 +26,9 @@ class Session(BaseModel):
     """The rolling summary of older turns that have left `messages` (`/compact`, compaction)."""
     summarised: dict[str, int] = Field(default_factory=dict)
     """Messages of each user that went into `summary`, so `/forget all` finds them there."""
+    active_skill: str | None = None
+    """The skill this chat works with (`/skill`, or the model's `skill` tool): its
+    instructions go into every prompt until it is turned off or `/new` starts afresh."""
 
     @property
     def turn_count(self) -> int:

@@ -45,6 +45,10 @@ class TurnContext:
     memory_pack: str = ""
     rag_context: str = ""
     skill: str | None = None
+    """The name of the skill whose instructions this turn's prompt carries (and the indexed
+    exchange's `Skill:` line); None when the chat has none, or it is no longer there."""
+    skill_text: str = ""
+    """That skill's `# Active Skill` section: its instructions and the files it has."""
 
     # Filled by the tool loop (30).
     streamed_text: str = ""

@@ -1,4 +1,5 @@
-"""Order 20: the system prompt, from prompt files, memory, long-term recall and tools."""
+"""Order 20: the system prompt, from prompt files, memory, long-term recall, the chat's
+skill and tools."""
 
 from __future__ import annotations
 
@@ -9,17 +10,22 @@ from bot.pipeline.context import TurnContext
 from bot.ports.memory import MemoryRecall
 from bot.ports.rag import RagRecall
 from bot.prompts import PromptFiles
+from bot.skills import SkillLibrary, list_resources
 from bot.tools import ToolRegistry
 
 log = logging.getLogger(__name__)
+
+SKILL_TOOL = "skill"
+SKILLS_HINT = "When a request matches a skill's description, activate it with the skill tool."
 
 
 class ContextBuildingSystem:
     """Builds `ctx.system_prompt` in the spec's section order.
 
-    Prompt files, then `# Memory` (short-term pack), `# Relevant Memory` (RAG), the active
-    skill, `# Available Tools`, and the summary of this conversation's older turns. Memory
-    and RAG are fetched concurrently; either one failing only leaves its section out.
+    Prompt files, then `# Memory` (short-term pack), `# Relevant Memory` (RAG), the chat's
+    `# Active Skill`, `# Available Tools`, `# Available Skills` (when the model may activate
+    them), and the summary of this conversation's older turns. Memory and RAG are fetched
+    concurrently; either one failing only leaves its section out.
     """
 
     name = "ContextBuilding"
@@ -31,16 +37,20 @@ class ContextBuildingSystem:
         tools: ToolRegistry,
         memory: MemoryRecall | None = None,
         rag: RagRecall | None = None,
+        skills: SkillLibrary | None = None,
     ) -> None:
         self._prompts = prompts
         self._tools = tools
         self._memory = memory
         self._rag = rag
+        self._skills = skills
 
     def should_process(self, ctx: TurnContext) -> bool:
         return ctx.notice is None  # an earlier system already has the reply: no model call
 
     async def process(self, ctx: TurnContext) -> None:
+        if self._skills is not None:
+            self._skills.refresh()  # a SKILL.md added, edited or removed applies from here
         if self._memory is not None and self._rag is not None:
             ctx.memory_pack, ctx.rag_context = await asyncio.gather(
                 self._recall_memory(ctx), self._recall_rag(ctx)
@@ -48,7 +58,31 @@ class ContextBuildingSystem:
         else:
             ctx.memory_pack = await self._recall_memory(ctx)
             ctx.rag_context = await self._recall_rag(ctx)
+        await self._take_skill(ctx)
         ctx.system_prompt = self.render(ctx)
+
+    async def refreshed(self, ctx: TurnContext) -> str:
+        """The system prompt again, after a tool changed the chat's skill mid-turn."""
+        await self._take_skill(ctx)
+        ctx.system_prompt = self.render(ctx)
+        return ctx.system_prompt
+
+    async def _take_skill(self, ctx: TurnContext) -> None:
+        """The chat's active skill into `ctx`; one whose folder is gone or broken is left
+        out (the session keeps its name: it returns once the file is back)."""
+        name = ctx.session.active_skill
+        skill = self._skills.get(name) if self._skills is not None and name else None
+        if skill is None:
+            if name:
+                log.debug("[Context] skill %s of %s is not available", name, ctx.session.key)
+            ctx.skill, ctx.skill_text = None, ""
+            return
+        text = skill.body or "(This skill has no instructions beyond its description.)"
+        readable = ctx.config.tools.is_enabled(SKILL_TOOL)  # the model reads them with it
+        files = await asyncio.to_thread(list_resources, skill) if readable else []
+        if files:
+            text += "\n\nFiles of this skill (the skill tool reads them): " + ", ".join(files)
+        ctx.skill, ctx.skill_text = skill.name, text
 
     async def _recall_memory(self, ctx: TurnContext) -> str:
         if self._memory is None or not ctx.config.memory.enabled:
@@ -82,11 +116,16 @@ class ContextBuildingSystem:
         if ctx.shared_document:
             sections.append(f"# Shared Document\n{ctx.shared_document}")
         if ctx.skill:
-            sections.append(f"# Active Skill: {ctx.skill}")
+            sections.append(f"# Active Skill: {ctx.skill}\n{ctx.skill_text}")
         tools = self._tools.enabled(ctx.config.tools)
         if tools:
             lines = "\n".join(f"- {tool.name}: {tool.description}" for tool in tools)
             sections.append(f"# Available Tools\n{lines}")
+        if self._skills is not None and any(t.name == SKILL_TOOL for t in tools):
+            catalogue = self._skills.available()
+            if catalogue:
+                lines = "\n".join(f"- {s.name}: {s.description}" for s in catalogue)
+                sections.append(f"# Available Skills\n{SKILLS_HINT}\n{lines}")
         if ctx.session.summary:
             sections.append(f"# Earlier in This Conversation (summary)\n{ctx.session.summary}")
         return "\n\n".join(sections)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Protocol
 
 from bot.config.model import LlmConfig
 from bot.conversation import ChatMessage, recent_history
@@ -23,6 +24,13 @@ from bot.tools import ToolContext, ToolRegistry
 log = logging.getLogger(__name__)
 
 
+class TurnPrompt(Protocol):
+    """Who builds the system prompt (context building), asked again when a tool changed
+    what it holds: the chat's skill."""
+
+    async def refreshed(self, ctx: TurnContext) -> str: ...
+
+
 class TurnLimitReached(Exception):
     """A per-turn limit stopped the loop; the message is for the user."""
 
@@ -38,11 +46,16 @@ class ToolLoopSystem:
     order = 30
 
     def __init__(
-        self, llm: LlmPort, tools: ToolRegistry, models: ChatModelChoice | None = None
+        self,
+        llm: LlmPort,
+        tools: ToolRegistry,
+        models: ChatModelChoice | None = None,
+        prompt: TurnPrompt | None = None,
     ) -> None:
         self._llm = llm
         self._tools = tools
         self._models = models
+        self._prompt = prompt
 
     def should_process(self, ctx: TurnContext) -> bool:
         return ctx.final_text is None and ctx.notice is None
@@ -75,7 +88,7 @@ class ToolLoopSystem:
         turn: list[ChatMessage] = []
         tool_calls_made = 0
         on_text = _showing(ctx) if ctx.stream is not None else None
-        tool_context = ToolContext(ctx.user_id, ctx.session.key, ctx.memory_scope)
+        tool_context = ToolContext(ctx.user_id, ctx.session.key, ctx.memory_scope, ctx.session)
         specs = self._tools.specs(ctx.config.tools)
         model = limits.model
         if self._models is not None:
@@ -98,7 +111,11 @@ class ToolLoopSystem:
                     "answer. Please try again, or ask for less at once."
                 )
             turn.append(ChatMessage.assistant(response.text, response.tool_calls))
+            skill = ctx.session.active_skill
             turn += await self._run_tools(ctx, limits, response, tool_context)
+            if self._prompt is not None and ctx.session.active_skill != skill:
+                # A skill switched on or off: the next call sees its instructions, or not.
+                prompt[0] = ChatMessage(role="system", content=await self._prompt.refreshed(ctx))
 
         log.warning("[ToolLoop] llm.maxToolIterations (%d) reached", limits.max_tool_iterations)
         raise TurnLimitReached(

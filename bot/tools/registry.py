@@ -28,6 +28,12 @@ _QUOTED_PATH = re.compile(r"""(['"])/[^'"\n]*/([^/'"\n]*)\1""")
 _BARE_PATH = re.compile(r"(?<![\w.~:/\\-])(?:/[^\s'\"`:;,()<>\[\]{}/]+){2,}")
 
 
+class ChatSkillState(Protocol):
+    """The one thing of a chat's session a tool may change: which skill is active."""
+
+    active_skill: str | None
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """Who a tool call is for: tools that keep data (memory) must scope it to `memory_scope`,
@@ -36,6 +42,8 @@ class ToolContext:
     user_id: str
     session_key: str
     memory_scope: MemoryScope
+    chat: ChatSkillState | None = None
+    """The turn's session, for the `skill` tool; None outside a turn."""
 
 
 class Tool(Protocol):

@@ -13,6 +13,8 @@ from bot.rag.documents import owner_tag_of, tag
 from tests.conftest import edit_runtime_config
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.lightrag_server import LightRagServer
+from tests.fakes.openai_server import Reply
+from tests.fakes.skills import write_skill
 
 RAG_KEY = "e2e-rag-key-7731"
 
@@ -199,3 +201,39 @@ async def test_a_group_recalls_its_own_conversations_never_a_members_private_one
     assert "Linden Lodge" in relevant_memory(fake_llm.system_prompts()[-1])
     await rag_app.handle(say("1101", "Where is the team offsite booked?"), channel)
     assert "Linden" not in fake_llm.system_prompts()[-1], "the group's stays in the group"
+
+
+async def test_a_skill_the_model_activates_is_in_the_next_prompt_and_the_indexed_exchange(
+    rag_app, settings, fake_llm, lightrag
+):
+    write_skill(
+        settings.skills_dir,
+        "garden-helper",
+        "Plans vegetable gardens. Use for sowing and planting questions.",
+        "Ask for the user's climate zone first. Give sowing dates as month ranges.",
+    )
+    fake_llm.script(
+        Reply(tool_calls=[("skill", '{"action": "activate", "name": "garden-helper"}')]),
+        Reply(text="Sow the tomatoes indoors in March, then plant them out in late May."),
+    )
+    channel = RecordingChannel()
+    await rag_app.handle(say("1201", "When should I sow tomatoes on my balcony in Porto?"), channel)
+
+    before, after = fake_llm.system_prompts()[-2:]
+    assert "\n# Active Skill" not in before
+    assert "- garden-helper: Plans vegetable gardens." in before, "the catalogue"
+    assert "\n# Active Skill: garden-helper\nAsk for the user's climate zone first." in after
+    assert after.index("\n# Active Skill: ") < after.index("\n# Available Tools\n")
+    assert channel.texts()[-1].startswith("Sow the tomatoes indoors in March")
+
+    await wait_indexed(rag_app, lightrag, 1)
+    (summary,) = lightrag.content_summaries()
+    lines = summary.splitlines()
+    assert lines[0].startswith("Date: ") and lines[1] == "Skill: garden-helper"
+    assert lines[2] == "User: When should I sow tomatoes on my balcony in Porto?"
+
+    await rag_app.handle(say("1201", "And peppers, when do they go out?"), channel)
+    assert "\n# Active Skill: garden-helper\n" in fake_llm.system_prompts()[-1], "kept"
+    await rag_app.handle(say("1201", "/new"), channel)
+    await rag_app.handle(say("1201", "What about basil on the same balcony in Porto?"), channel)
+    assert "\n# Active Skill" not in fake_llm.system_prompts()[-1], "/new clears it"

@@ -129,8 +129,8 @@ async def saved_contents(telegram, settings, key: str, count: int) -> list[str]:
 async def test_start_greets_publishes_the_menu_and_calls_no_llm(start_bot, telegram, fake_llm):
     await start_bot()
     assert {c["command"] for c in telegram.commands} == {
-        "start", "help", "new", "stop", "compact", "status", "model", "usage", "memory",
-        "forget", "remember", "voice",
+        "start", "help", "new", "stop", "compact", "status", "model", "skill", "usage",
+        "memory", "forget", "remember", "voice",
     }  # fmt: skip
     telegram.send_text(ALICE, "/start")
     (greeting,) = await replies(telegram, ALICE.id)

@@ -133,6 +133,7 @@ def test_help_documents_every_option():
         "--config",
         "--data-dir",
         "--prompts-dir",
+        "--skills-dir",
         "--log-level",
         "--log-file",
         "OPENAI_API_KEY",

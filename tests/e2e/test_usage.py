@@ -21,7 +21,11 @@ PRICES = {"priced-model": {"inputPerMillion": 1000, "outputPerMillion": 2000}}
 async def test_usage_is_counted_per_user_kept_on_disk_and_priced(app, settings, fake_llm):
     edit_runtime_config(settings.runtime_config_path, llm={"model": "priced-model"})
     edit_runtime_config(settings.runtime_config_path, usage={"prices": PRICES, "currency": "EUR"})
-    fake_llm.script(Reply(text="one", usage=(100, 10)), Reply(text="two", usage=(200, 20)))
+    fake_llm.script(
+        Reply(text="one", usage=(100, 10)),
+        Reply(text="two", usage=(200, 20)),
+        Reply(text="hi", usage=(40, 4)),  # Bob's, below Alice's whatever the prompt's size
+    )
     channel = RecordingChannel(streaming=True)
     await app.handle(say(ALICE, "first"), channel)
     await app.handle(say(ALICE, "second"), channel)

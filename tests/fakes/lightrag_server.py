@@ -188,7 +188,15 @@ class LightRagServer:
 
     def file_sources(self) -> list[str]:
         """The file source of every document the server holds, all pages."""
-        sources: list[str] = []
+        return [d["file_path"] for d in self.documents()]
+
+    def content_summaries(self) -> list[str]:
+        """The start of every document's text (LightRAG keeps its first 250 characters)."""
+        return [d["content_summary"] for d in self.documents()]
+
+    def documents(self) -> list[dict]:
+        """Every document's status record as `/documents/paginated` lists it, all pages."""
+        documents: list[dict] = []
         page, pages = 1, 1
         while page <= pages:
             answer = httpx.post(
@@ -197,7 +205,7 @@ class LightRagServer:
                 headers=self.headers(),
                 timeout=10,
             ).json()
-            sources += [d["file_path"] for d in answer["documents"]]
+            documents += answer["documents"]
             pages = int(answer["pagination"]["total_pages"])
             page += 1
-        return sources
+        return documents

@@ -3,10 +3,13 @@ from bot.conversation import ChatAddress, IncomingMessage, Session
 from bot.pipeline import TurnContext
 from bot.pipeline.context_building import ContextBuildingSystem
 from bot.prompts import FALLBACK_PROMPT, PromptFiles
+from bot.skills import SkillLibrary
 from bot.tools import ToolRegistry, builtin_tools
+from bot.tools.skill import SkillTool
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.memory import RecordingMemory
 from tests.fakes.rag import FakeRag
+from tests.fakes.skills import write_skill
 
 
 def ctx_for(config=None, text="how did we deploy?"):
@@ -19,12 +22,15 @@ def system(tmp_path, memory=None, rag=None):
     (tmp_path / "IDENTITY.md").write_text("I am the bot.")
     (tmp_path / "RULES.md").write_text("Be kind.")
     (tmp_path / "EXTRA.md").write_text("Extra notes.")
-    return ContextBuildingSystem(PromptFiles(tmp_path), ToolRegistry(builtin_tools()), memory, rag)
+    skills = tmp_path / "skills"
+    write_skill(skills, "devops", "Deploys services.", "Use compose files with health checks.")
+    tools = ToolRegistry([*builtin_tools(), SkillTool(SkillLibrary(skills))])
+    return ContextBuildingSystem(PromptFiles(tmp_path), tools, memory, rag, SkillLibrary(skills))
 
 
 async def test_sections_follow_the_spec_order(tmp_path):
     ctx = ctx_for()
-    ctx.skill = "devops"
+    ctx.session.active_skill = "devops"
     memory, rag = RecordingMemory("- prefers Docker"), FakeRag("Deployed with compose before.")
     await system(tmp_path, memory, rag).process(ctx)
     prompt = ctx.system_prompt
@@ -34,8 +40,10 @@ async def test_sections_follow_the_spec_order(tmp_path):
         "Extra notes.",
         "# Memory\n- prefers Docker",
         "# Relevant Memory\nDeployed with compose before.",
-        "# Active Skill: devops",
+        "# Active Skill: devops\nUse compose files with health checks.",
         "# Available Tools\n- current_time",
+        "# Available Skills\n",
+        "- devops: Deploys services.",
     ]
     positions = [prompt.index(part) for part in order]
     assert positions == sorted(positions)
