@@ -31,6 +31,8 @@ EPILOG = """environment (or .env; see .env.example):
                        and TELEGRAM_WEBHOOK_SECRET (random per run when unset)
   RAG_API_KEY          LightRAG server key (sent as X-API-Key)
   SPEECH_API_KEY       key of the speech servers (voice notes), when not OPENAI_API_KEY
+  HTTP_PORT            serve /healthz, /readyz and /metrics on this port (unset: off);
+                       HTTP_LISTEN is its address (default 127.0.0.1)
   BOT_DATA_DIR         where sessions and memory live (default: data)
   BOT_RUNTIME_CONFIG   runtime config file (default: preferences/runtime-config.json)
   BOT_PROMPTS_DIR      prompt files (default: preferences/prompts)

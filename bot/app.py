@@ -27,6 +27,10 @@ from bot.media.reader import MediaReader
 from bot.memory.llm_extraction import LlmFactExtractor
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
+from bot.ops.checks import RagReadiness, StoreReadiness
+from bot.ops.metrics import PrometheusMetrics
+from bot.ops.readiness import Readiness
+from bot.ops.server import OpsServer
 from bot.pipeline import Pipeline
 from bot.pipeline.attachments import AttachmentSystem
 from bot.pipeline.context_building import ContextBuildingSystem
@@ -36,11 +40,14 @@ from bot.pipeline.response_routing import ResponseRoutingSystem
 from bot.pipeline.tool_loop import ToolLoopSystem
 from bot.ports.channel import ChannelPort
 from bot.ports.embeddings import EmbeddingPort
+from bot.ports.health import HealthCheck
 from bot.ports.llm import LlmPort
 from bot.ports.memory import UserMemoryStore
+from bot.ports.metrics import NO_METRICS, MetricsObserver
 from bot.ports.rag import RagDocumentStore, RagHealthCheck, RagRecall, RagUploads
 from bot.ports.speech import SpeechPort
 from bot.prompts import PromptFiles
+from bot.rag.circuit import CircuitState
 from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
@@ -97,6 +104,8 @@ class BotApp:
     """Voice notes to text and answers to speech, for channels that carry audio."""
     telegram: TelegramBot | None = None
     """The Telegram channel driving the app, when it was built for Telegram."""
+    ops: OpsServer | None = None
+    """`/healthz`, `/readyz` and `/metrics`, when `HTTP_PORT` is set (started by `start`)."""
     _starting: list[Hook] = field(default_factory=list, repr=False)
     _closing: list[Hook] = field(default_factory=list, repr=False)
     _disk_retries: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -127,14 +136,19 @@ class BotApp:
         config = RuntimeConfigStore(settings.runtime_config_path)
         starting: list[Hook] = []
         closing: list[Hook] = []
+        # Operators' metrics only when the HTTP listener serves them; else nothing is recorded.
+        metrics = PrometheusMetrics() if settings.http_port is not None else None
+        observer: MetricsObserver = metrics or NO_METRICS
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        readiness: dict[str, HealthCheck] = {}
         if llm is None:
             openai_llm = OpenAiLlm.connect(key, settings.openai_base_url)
             closing.append(openai_llm.close)
+            readiness["llm"] = openai_llm.health
             llm = openai_llm
         # Every LLM call is counted per user and day, and refused at a user's daily budget.
         usage = UsageLedger(data / "usage")
-        metered = MeteredLlm(llm, usage, lambda: config.current().usage)
+        metered = MeteredLlm(llm, usage, lambda: config.current().usage, observer)
 
         # Short-term memory (`# Memory`, order 50) and the per-user "remember off" switch;
         # `memory.embeddings` picks the model that gives recall its sense of meaning.
@@ -194,7 +208,8 @@ class BotApp:
                 MemoryPersistSystem(memory, extractor),
                 RagIndexingSystem(indexer),
                 ResponseRoutingSystem(),
-            ]
+            ],
+            observer,
         )
         rag_status = RagStatus(config, rag, queue, long_term, ledger.owner_count)
         commands = CommandRegistry()
@@ -248,6 +263,12 @@ class BotApp:
         )
         if telegram is not None:
             app.telegram = _telegram_channel(telegram, app)
+            readiness["telegram"] = app.telegram.health
+        if metrics is not None and settings.http_port is not None:
+            readiness["lightrag"] = RagReadiness(config.current, rag)
+            readiness["store"] = StoreReadiness(data, disk)
+            _watch_queues(metrics, app, queue)
+            app.ops = _ops_server(app, metrics, Readiness(readiness), settings)
         return app
 
     async def start(self) -> None:
@@ -290,6 +311,53 @@ def _telegram_channel(options: TelegramOptions, app: BotApp) -> TelegramBot:
     if bot.voice_replies is not None:  # `/voice`: answers spoken in this chat, or not
         VoiceCommand(bot.voice_replies, app.config).register(app.commands)
     return bot
+
+
+def _watch_queues(metrics: PrometheusMetrics, app: BotApp, queue: IndexQueue) -> None:
+    """What the metrics read when scraped: queue depths, the RAG circuit, the disk."""
+    metrics.watch("bot_index_queue_depth", "Documents waiting for LightRAG.", lambda: queue.depth)
+    metrics.watch(
+        "bot_index_queue_failed", "Documents LightRAG refused for good.", queue.failed_count
+    )
+    metrics.watch(
+        "bot_disk_failing", "1 while a store's writes are refused.", lambda: app.disk.failing
+    )
+    metrics.watch(
+        "bot_disk_unwritten", "Items kept in memory for a refusing disk.", app.disk.unwritten
+    )
+    if app.telegram is not None:
+        inbox = app.telegram.inbox
+        metrics.watch("bot_telegram_inbox_depth", "Updates received, not handled.", inbox.depth)
+    if isinstance(app.rag, LightRagAdapter):
+        breaker, config = app.rag.breaker, app.config
+        metrics.watch_state(
+            "bot_rag_circuit",
+            "LightRAG's circuit breaker: 1 for its state (off: rag.enabled is false).",
+            ["off", *(state.value for state in CircuitState)],
+            lambda: breaker.state.value if config.current().rag.enabled else "off",
+        )
+
+
+def _ops_server(
+    app: BotApp, metrics: PrometheusMetrics, readiness: Readiness, settings: Settings
+) -> OpsServer:
+    """The listener, started with the app and stopped first; while it runs, every log record
+    at WARNING or above counts in `bot_errors_total`."""
+    server = OpsServer(readiness, metrics)
+    errors = metrics.error_counter()
+    port = settings.http_port or 0
+
+    async def start() -> None:
+        logging.getLogger().addHandler(errors)
+        await server.start(settings.http_listen, port)
+
+    async def stop() -> None:
+        await server.stop()
+        logging.getLogger().removeHandler(errors)
+
+    app._starting.append(start)
+    app._closing.append(stop)
+    return server
 
 
 async def _log_refused_retrieval_style(rag: LightRagAdapter, config: RuntimeConfigStore) -> None:

@@ -11,6 +11,9 @@ embedding of memory items, long polling): it rests for a time that doubles with 
 failures, up to a ceiling, and tries again for as long as the bot runs, which meanwhile goes on
 without it.
 
+Each retry of a request is counted per service (`retries_so_far`), process-wide like the
+policies themselves, for the operators' metrics (`bot/ops/metrics.py`).
+
 Neither is the circuit breaker (`bot/rag/circuit.py`), which decides whether a call to LightRAG
 is made at all, nor `DiskHealth`'s fixed-interval retry of writes the disk refused.
 """
@@ -23,7 +26,9 @@ import datetime as dtm
 import email.utils
 import logging
 import random
+import threading
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -42,6 +47,20 @@ from tenacity.stop import StopBaseT
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+_retries: Counter[str] = Counter()
+_retries_lock = threading.Lock()  # a retry may run on any thread's loop (tests, benchmarks)
+
+
+def retries_so_far() -> dict[str, int]:
+    """Request retries made by this process, by service name without brackets (`LLM`)."""
+    with _retries_lock:
+        return dict(_retries)
+
+
+def _count_retry(service: str) -> None:
+    with _retries_lock:
+        _retries[service.strip("[] ") or "unnamed"] += 1
 
 
 def retry_after_seconds(error: BaseException) -> float | None:
@@ -121,7 +140,7 @@ class RetryPolicy:
             stop=stop,
             wait=self._wait,
             retry=retry_if_exception(self.retryable),
-            before_sleep=self._log_retry if self.log_retries else None,
+            before_sleep=self._before_retry,
             reraise=True,
             sleep=self.sleep,
         )
@@ -140,6 +159,11 @@ class RetryPolicy:
             return hinted
         growing = wait_random_exponential if self.jitter else wait_exponential
         return float(growing(multiplier=self.first_wait_seconds, max=self.max_wait_seconds)(state))
+
+    def _before_retry(self, state: RetryCallState) -> None:
+        _count_retry(self.service)
+        if self.log_retries:
+            self._log_retry(state)
 
     def _log_retry(self, state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None

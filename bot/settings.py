@@ -115,6 +115,19 @@ class Settings(BaseSettings):
     )
     """One folder per skill, each with a `SKILL.md` (docs/SKILLS.md)."""
     log_level: str = Field(default="INFO", validation_alias=AliasChoices("LOG_LEVEL", "log_level"))
+    http_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        validation_alias=AliasChoices("HTTP_PORT", "http_port"),
+    )
+    """The operators' listener (`/healthz`, `/readyz`, `/metrics`); unset: none (0: any port)."""
+    http_listen: str = Field(
+        default="127.0.0.1",
+        min_length=1,
+        validation_alias=AliasChoices("HTTP_LISTEN", "http_listen"),
+    )
+    """Its address: loopback unless a container or a prober elsewhere needs 0.0.0.0."""
 
     @field_validator(*_SECRETS, mode="before")
     @classmethod

@@ -22,6 +22,7 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 from tenacity import AsyncRetrying
 
 from bot.conversation import ChatMessage, ToolCall
+from bot.ports.health import Health, HealthState
 from bot.ports.llm import (
     ImageInput,
     LlmError,
@@ -35,6 +36,8 @@ from bot.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
+PROBE_TIMEOUT_SECONDS = 2.5
+"""A readiness look at the server (`health`); within the readiness check's own bound."""
 STREAM_EVERY_DELTA_CHARS = 4096
 """Below this the stream listener hears of every delta (about one Telegram message)."""
 
@@ -67,6 +70,23 @@ class OpenAiLlm:
 
     async def close(self) -> None:
         await self._client.close()
+
+    async def health(self) -> Health:
+        """Readiness (`/readyz`): one `GET /models`, no retry. Any answer but a refused key
+        or a server error means the server is there (some local servers have no model list)."""
+        client = self._client.with_options(timeout=PROBE_TIMEOUT_SECONDS, max_retries=0)
+        try:
+            await client.models.list()
+        except (openai.AuthenticationError, openai.PermissionDeniedError):
+            return Health(HealthState.DOWN, "the server refuses the key (OPENAI_API_KEY)")
+        except openai.APIStatusError as exc:
+            if exc.status_code >= 500:
+                return Health(HealthState.DOWN, f"the server answers HTTP {exc.status_code}")
+            return Health(HealthState.OK, f"reachable (HTTP {exc.status_code} for /models)")
+        except openai.APIConnectionError as exc:
+            kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
+            return Health(HealthState.DOWN, f"the server is {kind}")
+        return Health(HealthState.OK, "reachable")
 
     async def complete(
         self, request: LlmRequest, on_text: TextListener | None = None

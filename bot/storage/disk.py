@@ -57,6 +57,15 @@ class DiskHealth:
     def failing(self) -> bool:
         return bool(self._failing)
 
+    def refused(self) -> str:
+        """The stores whose last write was refused and why, e.g. `sessions (No space left on
+        device)`; empty when every store writes."""
+        return ", ".join(f"{what} ({describe(exc)})" for what, exc in self._failing.items())
+
+    def unwritten(self) -> int:
+        """Items waiting in memory for the disk, across the stores that keep them."""
+        return sum(backlog.unwritten() for backlog in self._backlogs)
+
     def add_backlog(self, backlog: Backlog) -> None:
         self._backlogs.append(backlog)
 

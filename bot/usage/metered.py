@@ -16,6 +16,7 @@ from collections.abc import Callable
 from bot.config.model import UsageConfig
 from bot.conversation.session import CHARS_PER_TOKEN
 from bot.ports.llm import LlmError, LlmPort, LlmRequest, LlmResponse, TextListener, TokenUsage
+from bot.ports.metrics import NO_METRICS, LlmCallObserver, LlmOutcome
 from bot.usage.ledger import Tally, UsageLedger, total
 
 log = logging.getLogger(__name__)
@@ -26,14 +27,20 @@ class BudgetReached(LlmError):
 
 
 class MeteredLlm:
-    """`LlmPort` around another: budget check before, usage recorded after."""
+    """`LlmPort` around another: budget check before, usage recorded after (in the ledger,
+    and as counts without the user for `observer`, the operators' metrics)."""
 
     def __init__(
-        self, inner: LlmPort, ledger: UsageLedger, config: Callable[[], UsageConfig]
+        self,
+        inner: LlmPort,
+        ledger: UsageLedger,
+        config: Callable[[], UsageConfig],
+        observer: LlmCallObserver = NO_METRICS,
     ) -> None:
         self._inner = inner
         self._ledger = ledger
         self._config = config
+        self._observer = observer
 
     async def complete(
         self, request: LlmRequest, on_text: TextListener | None = None
@@ -43,6 +50,7 @@ class MeteredLlm:
             refusal = budget_refusal(self._ledger.today(who), self._config())
             if refusal is not None:
                 log.info("[Usage] %s is at the daily budget; no LLM call", who)
+                self._observer.llm_called(request.model, LlmOutcome.REFUSED, 0, 0)
                 raise BudgetReached(refusal)
         shown = _Shown(on_text)
         try:
@@ -50,15 +58,21 @@ class MeteredLlm:
             response = await self._inner.complete(request, shown.listen if on_text else None)
         except asyncio.CancelledError:
             # A stopped stream was still paid for: what was asked, and what came back.
-            self._ledger.record(who or "(unbilled)", request.model, _estimate(request, shown.text))
+            self._count(who, request.model, _estimate(request, shown.text), LlmOutcome.CANCELLED)
             raise
         except LlmError:
             if shown.text:  # broken mid-stream: the server did the work; down: nothing to pay
-                used = _estimate(request, shown.text)
-                self._ledger.record(who or "(unbilled)", request.model, used)
+                self._count(who, request.model, _estimate(request, shown.text), LlmOutcome.ERROR)
+            else:
+                self._observer.llm_called(request.model, LlmOutcome.ERROR, 0, 0)
             raise
-        self._ledger.record(who or "(unbilled)", request.model, _used(request, response))
+        self._count(who, request.model, _used(request, response), LlmOutcome.OK)
         return response
+
+    def _count(self, who: str | None, model: str, used: TokenUsage, outcome: LlmOutcome) -> None:
+        """In the user's ledger, and in the operators' metrics without the user."""
+        self._ledger.record(who or "(unbilled)", model, used)
+        self._observer.llm_called(model, outcome, used.prompt_tokens, used.completion_tokens)
 
 
 class _Shown:

@@ -39,6 +39,7 @@ from bot.adapters.telegram.voice_replies import VoiceReplies, VoiceSwitch
 from bot.adapters.telegram.webhook import WebhookReceiver
 from bot.commands import Command
 from bot.config import RuntimeConfigStore
+from bot.ports.health import Health, HealthState
 from bot.ports.speech import SpeechPort
 from bot.retry import RetryPolicy
 
@@ -46,6 +47,8 @@ log = logging.getLogger(__name__)
 
 ALLOWED_UPDATES = [Update.MESSAGE]
 """Edits, reactions, member changes... are not asked for, so Telegram does not send them."""
+POLLING_FAILURES_UNREADY = 2
+"""getUpdates failures in a row after which readiness says Telegram is down (one is a blip)."""
 CONNECTION_POOL_SIZE = 64
 """Concurrent Bot API requests; more wait a moment for a free connection (pool time-out 10 s)."""
 _MENU_NAME = re.compile(r"[a-z0-9_]{1,32}")  # what Telegram accepts in the menu
@@ -145,6 +148,7 @@ class TelegramBot:
         self.application.add_error_handler(_log_update_error)
         self.handler.count_start = inbox.started
         self.handler.inbox = inbox
+        self._receiving = False
         self.voice_replies: VoiceReplies | None = None
         """Answers spoken where a chat asked (`/voice`, registered by `BotApp.build`)."""
         if speech is not None:
@@ -175,11 +179,13 @@ class TelegramBot:
         except TelegramError as exc:
             await self.stop()
             raise StartupFailed(f"Telegram: could not start receiving messages: {exc}") from None
+        self._receiving = True
         mode = "long polling" if webhook is None else f"webhook on {webhook.listen}:{webhook.port}"
         log.info("[Telegram] @%s is answering (%s)", bot.username, mode)
 
     async def stop(self) -> None:
         """Stop taking updates, let turns in progress finish (bounded), then close."""
+        self._receiving = False
         app = self.application
         if self.poller is not None:
             await self.poller.stop()
@@ -202,6 +208,21 @@ class TelegramBot:
             await stopping
         await app.shutdown()
         log.info("[Telegram] stopped")
+
+    async def health(self) -> Health:
+        """Readiness (`/readyz`): whether updates are coming in, from what the poller or the
+        webhook receiver already knows (no request to Telegram)."""
+        if not self._receiving:
+            return Health(HealthState.DOWN, "not receiving updates (starting or stopping)")
+        if self.poller is None:
+            return Health(HealthState.OK, "webhook receiver listening")
+        if not self.poller.polling:
+            return Health(HealthState.DOWN, "long polling stopped (see the log)")
+        if self.poller.failures >= POLLING_FAILURES_UNREADY:
+            return Health(
+                HealthState.DOWN, f"getUpdates failed {self.poller.failures} times in a row"
+            )
+        return Health(HealthState.OK, "long polling")
 
     async def run_until_signalled(self) -> None:
         """Start, answer until SIGINT or SIGTERM, then stop cleanly."""

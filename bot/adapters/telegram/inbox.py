@@ -90,6 +90,10 @@ class UpdateInbox:
         except OSError as exc:  # what is on disk stays valid; appends are retried per batch
             log.error("[Telegram] could not compact the inbox at start: %s; starting anyway", exc)
 
+    def depth(self) -> int:
+        """Updates fetched but not handled yet."""
+        return len(self._pending)
+
     def pending(self) -> list[dict[str, Any]]:
         """Updates fetched but not handled, oldest first."""
         return [self._pending[update_id] for update_id in sorted(self._pending)]

@@ -41,6 +41,13 @@ class JournaledPoller:
         self._timeout = timeout_seconds
         self._allowed = allowed_updates
         self._task: asyncio.Task[None] | None = None
+        self.failures = 0
+        """getUpdates failures in a row (0 after any success): readiness reads it."""
+
+    @property
+    def polling(self) -> bool:
+        """Started and still fetching (polling ends for good only on a revoked token)."""
+        return self._task is not None and not self._task.done()
 
     async def start(self) -> None:
         """Polling needs no webhook set; then replay the inbox and start fetching."""
@@ -57,7 +64,6 @@ class JournaledPoller:
         self._task = None
 
     async def _poll(self) -> None:
-        failures = 0
         while True:
             try:
                 updates = await self._bot.get_updates(
@@ -74,15 +80,15 @@ class JournaledPoller:
                 log.error("[Telegram] the bot token was revoked; no more updates are fetched")
                 return
             except Exception as exc:  # anything at all must not end polling for good
-                failures += 1
-                delay = POLLING_BACKOFF.after(failures)
+                self.failures += 1
+                delay = POLLING_BACKOFF.after(self.failures)
                 if isinstance(exc, TelegramError):
                     log.warning("[Telegram] getUpdates failed (%s); retrying in %gs", exc, delay)
                 else:
                     log.exception("[Telegram] getUpdates failed unexpectedly: %s", exc)
                 await asyncio.sleep(delay)
                 continue
-            failures = 0
+            self.failures = 0
             if updates:
                 for update in await keep_in(self.inbox, list(updates)):
                     await self._queue.put(update)

@@ -1,0 +1,1 @@
+"""Operating the bot: the optional HTTP listener with `/healthz`, `/readyz` and `/metrics`."""
