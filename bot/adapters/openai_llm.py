@@ -83,9 +83,10 @@ class OpenAiLlm:
             if exc.status_code >= 500:
                 return Health(HealthState.DOWN, f"the server answers HTTP {exc.status_code}")
             return Health(HealthState.OK, f"reachable (HTTP {exc.status_code} for /models)")
-        except openai.APIConnectionError as exc:
-            kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
-            return Health(HealthState.DOWN, f"the server is {kind}")
+        except openai.APITimeoutError:
+            return Health(HealthState.DOWN, f"no answer within {PROBE_TIMEOUT_SECONDS:g}s")
+        except openai.APIConnectionError:
+            return Health(HealthState.DOWN, "the server cannot be reached")
         return Health(HealthState.OK, "reachable")
 
     async def complete(

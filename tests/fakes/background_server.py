@@ -48,6 +48,11 @@ class BackgroundServer:
         if not started.wait(10):
             raise RuntimeError(f"{self.name} did not start")
 
+    def restart(self) -> None:
+        """Start again after `stop`, on the port it had (a server coming back after an outage)."""
+        self._requested_port = self.port
+        self.start()
+
     def stop(self) -> None:
         if self._loop is None or self._runner is None:
             return

@@ -7,6 +7,7 @@ import pytest
 
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.conversation import ChatMessage
+from bot.ports.health import HealthState
 from bot.ports.llm import ImageInput, LlmError, LlmRequest, TokenUsage, ToolSpec
 from tests.fakes.files import png_image
 from tests.fakes.openai_server import FakeOpenAiServer, Reply, images_in
@@ -332,3 +333,17 @@ async def test_a_server_refusing_stream_options_is_asked_again_without(llm, serv
     assert "stream_options" not in server.requests[-1]
     await llm.complete(request(), listen)
     assert "stream_options" not in server.requests[-1], "learnt once"
+
+
+async def test_health_is_ok_while_the_server_answers_and_down_when_it_is_gone():
+    with FakeOpenAiServer() as alive:
+        adapter = OpenAiLlm.connect("sk-test", alive.base_url)
+        try:
+            assert (await adapter.health()).state is HealthState.OK
+            alive.stop()
+            gone = await adapter.health()
+            assert gone.state is HealthState.DOWN
+            assert gone.detail in ("the server cannot be reached", "no answer within 2.5s")
+            assert "sk-test" not in gone.detail
+        finally:
+            await adapter.close()

@@ -52,8 +52,8 @@ def own_lightrag(rag_llm_url, tmp_path):
 
 @pytest.fixture
 def make_stack(tmp_path):
-    """`make_stack(lightrag, allowed=[...], webhook=False, **config)`: a started stack,
-    stopped afterwards."""
+    """`make_stack(lightrag, allowed=[...], webhook=False, ops=False, **config)`: a started
+    stack, stopped afterwards; `ops` turns on the HTTP listener (`stack.ops_url`)."""
     started: list[tuple[SystemStack, list]] = []
 
     def make(
@@ -61,6 +61,7 @@ def make_stack(tmp_path):
         allowed: list[int],
         log_level: str = "INFO",
         webhook: bool = False,
+        ops: bool = False,
         **config,
     ) -> SystemStack:
         telegram = FakeTelegramServer(token=TELEGRAM_TOKEN)
@@ -72,7 +73,17 @@ def make_stack(tmp_path):
             server.start()
         workdir = tmp_path / f"bot{len(started)}"
         stack = SystemStack.create(
-            workdir, telegram, llm_server, llm, lightrag, rag, allowed, config, log_level, webhook
+            workdir,
+            telegram,
+            llm_server,
+            llm,
+            lightrag,
+            rag,
+            allowed,
+            config,
+            log_level,
+            webhook,
+            ops,
         )
         started.append((stack, servers))
         stack.bot.start(telegram)

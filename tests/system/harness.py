@@ -118,6 +118,8 @@ class SystemStack:
     rag: RecordingProxy
     bot: BotProcess
     users: dict[int, User] = field(default_factory=dict)
+    ops_url: str | None = None
+    """`http://127.0.0.1:<HTTP_PORT>` when the operators' listener is on."""
 
     # -- set-up -----------------------------------------------------------------------------
     @classmethod
@@ -133,6 +135,7 @@ class SystemStack:
         config: dict[str, dict[str, Any]],
         log_level: str = "INFO",
         webhook: bool = False,
+        ops: bool = False,
     ) -> SystemStack:
         workdir.mkdir(parents=True, exist_ok=True)
         shutil.copytree(REPO / "preferences", workdir / "preferences")
@@ -149,8 +152,14 @@ class SystemStack:
             env_lines["TELEGRAM_WEBHOOK_URL"] = f"http://127.0.0.1:{port}/telegram"
             env_lines["TELEGRAM_WEBHOOK_PORT"] = str(port)
             env_lines["TELEGRAM_WEBHOOK_SECRET"] = "system-test-webhook-secret"
+        ops_url = None
+        if ops:  # /healthz, /readyz and /metrics on a port of their own
+            port = free_port()
+            env_lines["HTTP_PORT"] = str(port)
+            ops_url = f"http://127.0.0.1:{port}"
         (workdir / ".env").write_text("".join(f"{k}={v}\n" for k, v in env_lines.items()))
         stack = cls(workdir, telegram, llm_server, llm, lightrag, rag, BotProcess(workdir))
+        stack.ops_url = ops_url
         base = {
             "telegram": {"allowedUsers": allowed},
             "rateLimit": {"messagesPerMinute": 120},

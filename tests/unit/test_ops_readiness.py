@@ -1,0 +1,148 @@
+"""`/readyz` and `/healthz`: which states make the bot unready, and what the listener refuses."""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+
+from bot.config import RuntimeConfig
+from bot.ops.checks import RagReadiness, StoreReadiness
+from bot.ops.metrics import PrometheusMetrics
+from bot.ops.readiness import Readiness
+from bot.ops.server import MAX_LINE_BYTES, OpsServer
+from bot.ports.health import Health, HealthState
+from bot.ports.rag import RagHealth
+from bot.storage.disk import DiskHealth
+from tests.fakes.clock import FakeClock
+from tests.fakes.full_disk import FullDisk
+
+
+def fixed(state: HealthState, detail: str = "") -> object:
+    async def check() -> Health:
+        return Health(state, detail)
+
+    return check
+
+
+async def test_degraded_and_off_parts_are_ready_a_down_part_is_not():
+    ready = await Readiness(
+        {"lightrag": fixed(HealthState.DEGRADED), "speech": fixed(HealthState.OFF)}
+    ).report()
+    assert ready.ready
+    unready = await Readiness(
+        {"lightrag": fixed(HealthState.OK), "llm": fixed(HealthState.DOWN, "unreachable")}
+    ).report()
+    assert not unready.ready
+    assert unready.as_json() == {
+        "status": "unready",
+        "checks": {
+            "lightrag": {"state": "ok", "detail": ""},
+            "llm": {"state": "down", "detail": "unreachable"},
+        },
+    }
+
+
+async def test_a_check_that_hangs_or_raises_is_down_and_the_others_still_answer():
+    async def hangs() -> Health:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def raises() -> Health:
+        raise RuntimeError("boom")
+
+    report = await Readiness(
+        {"slow": hangs, "broken": raises, "fine": fixed(HealthState.OK)}, timeout_seconds=0.05
+    ).report()
+    assert report.parts["slow"].state is HealthState.DOWN
+    assert "within" in report.parts["slow"].detail
+    assert report.parts["broken"].state is HealthState.DOWN
+    assert report.parts["fine"].state is HealthState.OK
+
+
+async def test_probers_asking_often_cause_one_look_per_cache_period():
+    looks = 0
+
+    async def counted() -> Health:
+        nonlocal looks
+        looks += 1
+        await asyncio.sleep(0)
+        return Health(HealthState.OK)
+
+    clock = FakeClock()
+    readiness = Readiness({"llm": counted}, cache_seconds=2.0, clock=clock)
+    await asyncio.gather(*(readiness.report() for _ in range(20)))
+    await readiness.report()
+    assert looks == 1
+    clock.advance(2.5)
+    await readiness.report()
+    assert looks == 2
+
+
+class FakeRag:
+    def __init__(self, healthy: bool) -> None:
+        self.healthy = healthy
+        self.asked = 0
+
+    async def health(self) -> RagHealth:
+        self.asked += 1
+        return RagHealth(self.healthy, "unreachable at http://10.0.0.5:9621")
+
+
+async def test_lightrag_is_off_or_degraded_never_down_and_its_address_is_not_shown():
+    config = RuntimeConfig.model_validate({"rag": {"enabled": True}})
+    down = await RagReadiness(lambda: config, FakeRag(healthy=False))()
+    assert down.state is HealthState.DEGRADED
+    assert "10.0.0.5" not in down.detail
+    assert (await RagReadiness(lambda: config, FakeRag(healthy=True))()).state is HealthState.OK
+    off_rag = FakeRag(healthy=True)
+    off = await RagReadiness(lambda: RuntimeConfig(), off_rag)()
+    assert off.state is HealthState.OFF
+    assert off_rag.asked == 0, "a switched-off LightRAG is not asked"
+
+
+async def test_the_store_is_down_while_the_disk_refuses_writes(tmp_path, monkeypatch):
+    disk = DiskHealth()
+    store = StoreReadiness(tmp_path, disk)
+    assert (await store()).state is HealthState.OK
+    full_disk = FullDisk(monkeypatch, tmp_path)
+    refused = await store()
+    assert refused.state is HealthState.DOWN
+    assert "No space left on device" in refused.detail
+    full_disk.full = False
+    assert (await store()).state is HealthState.OK
+    # a store whose last write failed keeps it unready until one of its writes goes through
+    disk.failed("sessions", OSError(28, "No space left on device"))
+    full = await StoreReadiness(tmp_path, disk)()
+    assert full.state is HealthState.DOWN
+    assert "sessions (No space left on device)" in full.detail
+    disk.wrote("sessions")
+    assert (await store()).state is HealthState.OK
+
+
+async def test_the_listener_answers_probes_and_refuses_bodies_methods_and_long_lines():
+    server = OpsServer(
+        Readiness({"llm": fixed(HealthState.DOWN, "unreachable")}), PrometheusMetrics()
+    )
+    await server.start("127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{base}/healthz") as response:
+                assert response.status == 200
+                assert (await response.json())["status"] == "ok"
+            async with http.get(f"{base}/readyz") as response:
+                assert response.status == 503
+                assert (await response.json())["checks"]["llm"]["state"] == "down"
+            async with http.get(f"{base}/metrics") as response:
+                assert response.status == 200
+                assert "bot_turns" in await response.text()
+            async with http.post(f"{base}/metrics", data=b"x" * 1000) as response:
+                assert response.status == 405
+            async with http.get(f"{base}/nothing-here") as response:
+                assert response.status == 404
+            long_header = {"X-Padding": "a" * (MAX_LINE_BYTES + 100)}
+            async with http.get(f"{base}/healthz", headers=long_header) as response:
+                assert response.status in (400, 431)
+    finally:
+        await server.stop()
