@@ -9,6 +9,7 @@ import aiohttp
 from bot.config import RuntimeConfig
 from bot.ops.checks import RagReadiness, StoreReadiness
 from bot.ops.metrics import PrometheusMetrics
+from bot.ops.probe import main as probe_main
 from bot.ops.readiness import Readiness
 from bot.ops.server import MAX_LINE_BYTES, OpsServer
 from bot.ports.health import Health, HealthState
@@ -146,3 +147,25 @@ async def test_the_listener_answers_probes_and_refuses_bodies_methods_and_long_l
                 assert response.status in (400, 431)
     finally:
         await server.stop()
+
+
+async def test_the_healthcheck_probe_exits_by_the_answer(monkeypatch):
+    llm_state = [HealthState.DOWN]
+
+    async def llm() -> Health:
+        return Health(llm_state[0])
+
+    server = OpsServer(Readiness({"llm": llm}, cache_seconds=0), PrometheusMetrics())
+    await server.start("127.0.0.1", 0)
+    try:
+        monkeypatch.setenv("HTTP_PORT", str(server.port))
+        monkeypatch.setenv("HTTP_LISTEN", "0.0.0.0")
+        assert await asyncio.to_thread(probe_main, ["healthz"]) == 0
+        assert await asyncio.to_thread(probe_main, ["readyz"]) == 1
+        llm_state[0] = HealthState.OK
+        assert await asyncio.to_thread(probe_main, ["readyz"]) == 0
+    finally:
+        await server.stop()
+    monkeypatch.delenv("HTTP_PORT")
+    assert probe_main(["readyz"]) == 1, "no listener configured: not ready"
+    assert probe_main(["anything"]) == 2
