@@ -26,6 +26,7 @@ import datetime as dtm
 import email.utils
 import logging
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+_SERVICE = re.compile(r"\[([^\]]+)\]")
 _retries: Counter[str] = Counter()
 _retries_lock = threading.Lock()  # a retry may run on any thread's loop (tests, benchmarks)
 
@@ -59,8 +61,9 @@ def retries_so_far() -> dict[str, int]:
 
 
 def _count_retry(service: str) -> None:
+    named = _SERVICE.match(service)  # "[RAG] delete" counts as RAG
     with _retries_lock:
-        _retries[service.strip("[] ") or "unnamed"] += 1
+        _retries[named.group(1) if named else service.strip() or "unnamed"] += 1
 
 
 def retry_after_seconds(error: BaseException) -> float | None:

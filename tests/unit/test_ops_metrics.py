@@ -145,7 +145,7 @@ async def test_retries_are_counted_per_service():
         pass
 
     policy = RetryPolicy(
-        "[OpsTest]", lambda error: True, attempts=3, sleep=no_wait, log_retries=False
+        "[OpsTest] delete", lambda error: True, attempts=3, sleep=no_wait, log_retries=False
     )
     before = retries_so_far().get("OpsTest", 0)
     attempts = 0
