@@ -174,3 +174,28 @@ def test_watched_values_are_read_when_scraped():
     assert sample(text, "bot_index_queue_depth") == 7
     assert sample(text, "bot_rag_circuit", state="open") == 1
     assert sample(text, "bot_rag_circuit", state="closed") == 0
+
+
+async def test_a_call_stopped_mid_stream_counts_as_cancelled_with_its_estimated_tokens(tmp_path):
+    metrics = PrometheusMetrics()
+    streaming = asyncio.Event()
+
+    class StreamsThenHangs:
+        async def complete(self, request, on_text=None):
+            await on_text("partial answer " * 10)
+            streaming.set()
+            await asyncio.Event().wait()
+
+    metered = MeteredLlm(StreamsThenHangs(), UsageLedger(tmp_path), lambda: UsageConfig(), metrics)
+
+    async def shown(text: str) -> None:
+        pass
+
+    call = asyncio.create_task(metered.complete(request(), shown))
+    await streaming.wait()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    text = rendered(metrics)
+    assert sample(text, "bot_llm_calls_total", model="m1", outcome="cancelled") == 1
+    assert sample(text, "bot_llm_tokens_total", model="m1", kind="completion") > 0
