@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from bot import __version__
 from bot.app import BotApp
 from bot.logging_setup import setup_logging
+from bot.ops.server import ListenFailed
 from bot.settings import NO_LLM_MESSAGE, Settings
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
 from bot.storage.disk import START, DiskHealth
@@ -163,8 +164,12 @@ async def run(settings: Settings, channel: str, disk: DiskHealth | None = None) 
 
         telegram = TelegramOptions.from_settings(settings)
     app = BotApp.build(settings, disk=disk, telegram=telegram)
-    await app.start()
     try:
+        try:
+            await app.start()
+        except ListenFailed as exc:  # one line, not a traceback
+            print(exc, file=sys.stderr)
+            return 2
         if app.telegram is not None:
             return await run_telegram(app.telegram)
         from bot.adapters.terminal import TerminalChannel

@@ -30,6 +30,10 @@ STALLED_SECONDS = 5.0
 """`/healthz` fails when the event loop's heartbeat is this late: the loop is stuck."""
 
 
+class ListenFailed(Exception):
+    """The listener cannot open its port; the message is one line for the operator."""
+
+
 class LoopHeartbeat:
     """A task that wakes every `BEAT_SECONDS` and notes how late it woke (the loop's lag)."""
 
@@ -86,6 +90,7 @@ class OpsServer:
         """The port listened on (the one asked for, or the one the OS chose for 0)."""
 
     async def start(self, listen: str, port: int) -> None:
+        """Listen on `listen:port`; raises `ListenFailed` when the port is taken or refused."""
         self.heartbeat.start()
         self._runner = web.AppRunner(
             self._app,
@@ -96,7 +101,15 @@ class OpsServer:
         )
         await self._runner.setup()
         site = web.TCPSite(self._runner, listen, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            await self.stop()
+            reason = exc.strerror or type(exc).__name__
+            raise ListenFailed(
+                f"HTTP_PORT: cannot listen on {listen}:{port} ({reason}); "
+                "choose a free port or unset HTTP_PORT"
+            ) from None
         sockets = getattr(site._server, "sockets", None) or []
         self.port = int(sockets[0].getsockname()[1]) if sockets else port
         log.info("[Ops] /healthz, /readyz and /metrics on %s:%d", listen, self.port)

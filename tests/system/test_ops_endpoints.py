@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+
 import httpx
 
 from tests.metrics_text import sample
-from tests.system.harness import SECRETS, SystemStack, wait_for
+from tests.system.harness import REPO, SECRETS, SystemStack, wait_for
 
 ANN = 770_012_345  # long enough that finding it in the metrics cannot be a coincidence
 SYSTEMS = ("ContextBuilding", "ToolLoop", "MemoryPersist", "RagIndexing", "ResponseRouting")
@@ -54,6 +59,28 @@ def test_readyz_turns_503_while_the_llm_is_down_and_back_when_it_returns(
     stack.converse(ANN, "Are you answering again after the outage?")
 
 
+def test_readyz_turns_503_while_telegram_fails_and_back_when_it_answers(
+    make_stack, shared_lightrag
+):
+    stack = make_stack(shared_lightrag, allowed=[ANN], ops=True)
+    wait_for(lambda: ready_state(stack)[0] == 200, 15, "the bot never became ready")
+
+    stack.telegram.stop()
+    wait_for(lambda: ready_state(stack)[0] == 503, 30, "/readyz stayed 200 with Telegram down")
+    telegram = ready_state(stack)[1]["checks"]["telegram"]
+    assert telegram["state"] == "down" and "getUpdates failed" in telegram["detail"]
+
+    stack.telegram.restart()
+    wait_for(lambda: ready_state(stack)[0] == 200, 60, "/readyz stayed 503 after Telegram returned")
+    stack.converse(ANN, "Is polling back?")
+
+
+def test_webhook_mode_is_ready_once_the_receiver_listens(make_stack, shared_lightrag):
+    stack = make_stack(shared_lightrag, allowed=[ANN], ops=True, webhook=True)
+    wait_for(lambda: ready_state(stack)[0] == 200, 15, "the bot never became ready")
+    assert ready_state(stack)[1]["checks"]["telegram"]["detail"] == "webhook receiver listening"
+
+
 def test_lightrag_switched_off_is_ready_with_the_detail(make_stack, shared_lightrag):
     stack = make_stack(shared_lightrag, allowed=[ANN], ops=True, rag={"enabled": False})
     wait_for(lambda: ready_state(stack)[0] == 200, 15, "the bot never became ready")
@@ -83,3 +110,21 @@ def test_metrics_count_a_turn_time_each_system_and_name_no_user(make_stack, shar
     assert str(ANN) not in metrics
     assert "Saffron" not in metrics and "Quokka" not in metrics
     assert not [secret for secret in SECRETS if secret in metrics]
+
+
+def test_a_taken_port_stops_the_start_with_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HTTP_"))}
+        env.update(OPENAI_BASE_URL="http://127.0.0.1:9/v1", HTTP_PORT=str(port))
+        done = subprocess.run(
+            [sys.executable, "-m", "bot", "--channel", "terminal", "--env-file", "/dev/null",
+             "--data-dir", str(tmp_path / "data"), "--log-file", str(tmp_path / "bot.log")],
+            env=env, cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 2
+    assert f"HTTP_PORT: cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr
