@@ -264,7 +264,7 @@ class BotApp:
         if telegram is not None:
             app.telegram = _telegram_channel(telegram, app)
             readiness["telegram"] = app.telegram.health
-        if metrics is not None and settings.http_port is not None:
+        if metrics is not None:
             readiness["lightrag"] = RagReadiness(config.current, rag)
             readiness["store"] = StoreReadiness(data, disk)
             _watch_queues(metrics, app, queue)
