@@ -35,6 +35,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     BOT_DATA_DIR=/data \
     BOT_RUNTIME_CONFIG=/app/preferences/runtime-config.json \
     BOT_PROMPTS_DIR=/app/preferences/prompts \
+    BOT_SKILLS_DIR=/app/preferences/skills \
     HTTP_PORT=8080 \
     HTTP_LISTEN=0.0.0.0
 RUN groupadd --system --gid 10001 bot \
