@@ -75,7 +75,7 @@ def test_the_compose_file_is_valid_compose(tmp_path):
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "ghcr.io/hkuds/lightrag:1.5.7" in done.stdout
+    assert "ghcr.io/hkuds/lightrag:v1.5.7" in done.stdout
     assert "bot-data:/data" in done.stdout
 
 
