@@ -42,5 +42,6 @@ def test_packages_with_known_vulnerabilities_are_above_their_fixed_releases():
 def test_the_lightrag_image_is_pinned_to_the_tested_release():
     compose = (REPO / "lightrag" / "docker-compose.yml").read_text()
     tested = (REPO / "lightrag" / "requirements.txt").read_text().split("lightrag-hku[api]==")[1]
-    assert f"ghcr.io/hkuds/lightrag:{tested.split()[0]}" in compose
+    # The image is tagged with LightRAG's git tag, which is v-prefixed.
+    assert f"ghcr.io/hkuds/lightrag:v{tested.split()[0]}" in compose
     assert ":latest" not in compose
