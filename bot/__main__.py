@@ -18,6 +18,7 @@ from bot.ops.server import ListenFailed
 from bot.settings import NO_LLM_MESSAGE, Settings
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
 from bot.storage.disk import START, DiskHealth
+from bot.storage.postgres.database import DatabaseUnavailable
 
 if TYPE_CHECKING:
     from bot.adapters.telegram import TelegramBot
@@ -167,7 +168,7 @@ async def run(settings: Settings, channel: str, disk: DiskHealth | None = None) 
     try:
         try:
             await app.start()
-        except ListenFailed as exc:  # one line, not a traceback
+        except (ListenFailed, DatabaseUnavailable) as exc:  # one line, not a traceback
             print(exc, file=sys.stderr)
             return 2
         if app.telegram is not None:

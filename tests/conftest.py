@@ -43,6 +43,14 @@ def database_url(postgres_server: PostgresServer) -> str:
     return postgres_server.create_database()
 
 
+@pytest.fixture
+def own_postgres():
+    """A PostgreSQL server of one test's own, to stop (`pause`) and start again (`resume`)."""
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="module")
 def rag_llm():
     """The LLM and embeddings of a real LightRAG server: a deterministic local fake."""

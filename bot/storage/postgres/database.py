@@ -30,10 +30,15 @@ from bot.storage.postgres.migrations import migrate
 log = logging.getLogger(__name__)
 
 CONNECT_SECONDS = 5.0
-"""How long a start, or a call while the database is back, waits for a connection."""
+"""How long a start waits for the database."""
+CALL_SECONDS = 2.0
+"""How long a call waits for a connection before it counts the database as down."""
 REST_SECONDS = 5.0
-"""After a failure, calls fail at once for this long instead of each waiting for a time-out:
-a dead database costs a turn at most one wait per rest."""
+"""After a failure, a turn's calls fail at once for this long instead of each waiting
+`CALL_SECONDS`: a dead database costs a turn at most one wait per rest."""
+
+# The pool logs each failed reconnection; the outage gets one line of ours instead.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 
 class DatabaseUnavailable(Exception):
@@ -127,6 +132,7 @@ class Database:
         connect_seconds: float = CONNECT_SECONDS,
     ) -> None:
         self.where = describe_url(url)
+        self._url = url
         self.health = health or DatabaseHealth()
         self._connect_seconds = connect_seconds
         self._pool: AsyncConnectionPool[AsyncConnection] = AsyncConnectionPool(
@@ -143,22 +149,26 @@ class Database:
 
     async def open(self) -> None:
         """Connect and bring the schema up to date; `DatabaseUnavailable` when it cannot."""
+        try:  # one connection first: libpq's own reason beats a pool's time-out
+            async with await AsyncConnection.connect(
+                self._url, autocommit=True, connect_timeout=max(1, round(self._connect_seconds))
+            ) as connection:
+                applied = await migrate(connection)
+        except psycopg.OperationalError as exc:
+            raise DatabaseUnavailable(
+                f"Cannot connect to the database {self.where} (DATABASE_URL): {_reason(exc)}"
+            ) from exc
+        except psycopg.Error as exc:
+            raise DatabaseUnavailable(
+                f"Cannot prepare the database {self.where}: {_reason(exc)}"
+            ) from exc
         try:
             await self._pool.open(wait=True, timeout=self._connect_seconds)
         except PoolTimeout as exc:
             await self._pool.close()
             raise DatabaseUnavailable(
                 f"Cannot connect to the database {self.where} (DATABASE_URL) within "
-                f"{self._connect_seconds:g}s: is it running, and are the user, password and "
-                "database name right?"
-            ) from exc
-        try:
-            async with self._pool.connection() as connection:
-                applied = await migrate(connection)
-        except psycopg.Error as exc:
-            await self._pool.close()
-            raise DatabaseUnavailable(
-                f"Cannot prepare the database {self.where}: {_reason(exc)}"
+                f"{self._connect_seconds:g}s"
             ) from exc
         if applied:
             log.info("[Database] %s: schema steps %s applied", self.where, applied)
@@ -168,13 +178,14 @@ class Database:
         await self._pool.close()
 
     @asynccontextmanager
-    async def connection(self, what: str) -> AsyncIterator[AsyncConnection]:
+    async def connection(self, what: str, retry: bool = False) -> AsyncIterator[AsyncConnection]:
         """A pooled connection for the `what` store; `DatabaseDown` when none can be had or it
-        breaks meanwhile (reported to `health`)."""
-        if self.health.resting():
+        breaks meanwhile (reported to `health`). A `retry` of what waits in memory is tried
+        even while turns rest (it is what finds the database back)."""
+        if self.health.resting() and not retry:
             raise DatabaseDown(what)
         try:
-            async with self._pool.connection() as connection:
+            async with self._pool.connection(timeout=CALL_SECONDS) as connection:
                 yield connection
         except (psycopg.OperationalError, PoolTimeout) as exc:
             self.health.failed(what, exc)

@@ -101,7 +101,7 @@ class PostgresSessionStore:
 
     async def retry_unwritten(self) -> None:
         for key in list(self._unsaved):
-            if not await self._write(key):
+            if not await self._write(key, retry=True):
                 return
 
     async def archive(self, key: str) -> None:
@@ -170,15 +170,15 @@ class PostgresSessionStore:
                 )
         return dropped
 
-    async def _write(self, key: str) -> bool:
+    async def _write(self, key: str, retry: bool = False) -> bool:
         """Write the unsaved session of `key`, if still unsaved; False when the database is
-        away."""
+        away (`retry`: see `Database.connection`)."""
         async with self._writing.hold(key):
             entry = self._unsaved.get(key)
             if entry is None:
                 return True  # a save or retry that queued behind this one wrote it
             try:
-                async with self._database.connection(STORE) as connection:
+                async with self._database.connection(STORE, retry) as connection:
                     if entry.partial:
                         await self._append(connection, entry.session)
                     else:
