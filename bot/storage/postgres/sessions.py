@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from dataclasses import dataclass
 
 from psycopg import AsyncConnection, sql
 from pydantic import ValidationError
@@ -26,19 +25,11 @@ from bot.chat_locks import ChatLocks
 from bot.conversation import Session, utc_now
 from bot.conversation.scope import group_scope
 from bot.storage.postgres.database import Database, DatabaseDown
+from bot.storage.unsaved import UnsavedSessions
 
 log = logging.getLogger(__name__)
 
 STORE = "sessions"
-
-
-@dataclass
-class _Unsaved:
-    session: Session
-    save: int
-    """Which save this is, so a write that raced a newer save does not mark that one done."""
-    partial: bool
-    """Begun while the database was away: its messages go after the stored ones."""
 
 
 class PostgresSessionStore:
@@ -51,10 +42,8 @@ class PostgresSessionStore:
         self._database = database
         self._last_seen: OrderedDict[str, Session] = OrderedDict()
         self._cache_size = cache_size
-        self._unsaved: OrderedDict[str, _Unsaved] = OrderedDict()
+        self._unsaved = UnsavedSessions(max_unsaved)
         self._unread: set[str] = set()
-        self._saves = 0
-        self._max_unsaved = max_unsaved
         self._writing = ChatLocks()  # one write of a session at a time, in save order
         database.health.add_backlog(self)
 
@@ -86,28 +75,23 @@ class PostgresSessionStore:
         """Write `session`; while the database is away, keep it for a retry (no error)."""
         session.updated_at = utc_now()
         self._remember(session)
-        self._saves += 1
-        partial = session.key in self._unread
-        self._unsaved[session.key] = _Unsaved(session, self._saves, partial)
-        self._unsaved.move_to_end(session.key)
-        if await self._write(session.key) and len(self._unsaved) > 0:
+        self._unsaved.keep(session, partial=session.key in self._unread)
+        if await self._write(session.key) and self._unsaved:
             await self.retry_unwritten()
-        while len(self._unsaved) > self._max_unsaved:
-            key, _ = self._unsaved.popitem(last=False)
-            log.error("[Sessions] more than %d unsaved; dropped chat %s", self._max_unsaved, key)
+        self._unsaved.bound()
 
     def unwritten(self) -> int:
         return len(self._unsaved)
 
     async def retry_unwritten(self) -> None:
-        for key in list(self._unsaved):
+        for key in self._unsaved.keys():
             if not await self._write(key, retry=True):
                 return
 
     async def archive(self, key: str) -> None:
         """Move the chat's row to the archive; the next `load` starts fresh."""
         self._last_seen.pop(key, None)
-        self._unsaved.pop(key, None)
+        self._unsaved.discard(key)
         async with self._database.connection(STORE) as connection:
             await connection.execute(
                 "WITH gone AS (DELETE FROM sessions WHERE key = %s RETURNING *) "
@@ -135,7 +119,7 @@ class PostgresSessionStore:
         async with self._database.connection(STORE) as connection, connection.transaction():
             dropped += await self._forget_in(connection, "sessions", "key", user_id)
             dropped += await self._forget_in(connection, "archived_sessions", "id", user_id)
-        for session in [*self._last_seen.values(), *(u.session for u in self._unsaved.values())]:
+        for session in [*self._last_seen.values(), *(u.session for u in self._unsaved)]:
             session.forget_user(user_id)  # copies kept for an outage hold none of it either
         return dropped
 
@@ -185,9 +169,7 @@ class PostgresSessionStore:
                         await _upsert(connection, entry.session)
             except DatabaseDown:
                 return False
-            current = self._unsaved.get(key)
-            if current is not None and current.save == entry.save:  # else saved again since
-                del self._unsaved[key]
+            if self._unsaved.written(entry):
                 self._unread.discard(key)
             return True
 
