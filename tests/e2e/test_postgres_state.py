@@ -129,6 +129,8 @@ async def test_a_database_lost_mid_run_costs_no_reply_and_catches_up(
         ]
         assert "⚠ Database unreachable" in channel.texts()[-1]
         assert "2 unsaved session(s)" in channel.texts()[-1]
+        await app.handle(say(BOB, "/new"), channel)
+        assert "/new failed this time" in channel.texts()[-1], "said, not left unanswered"
         down = [r for r in caplog.records if "[Database] cannot reach" in r.getMessage()]
         assert len(down) == 1 and not any(r.exc_info for r in caplog.records)
         assert not [r for r in caplog.records if r.name.startswith("psycopg")], "one line"

@@ -84,3 +84,28 @@ async def test_the_schema_is_created_once_however_often_the_bot_starts(database_
     finally:
         await first.close()
         await second.close()
+
+
+async def test_new_after_an_outage_archives_the_session_as_it_is_now(own_postgres):
+    url = own_postgres.create_database()
+    database = await opened(url)
+    try:
+        store = PostgresSessionStore(database)
+        session = await store.load("t:1")
+        session.messages += [ChatMessage.user("before"), ChatMessage.assistant("ok")]
+        await store.save(session)
+        own_postgres.pause()
+        session.messages += [ChatMessage.user("during"), ChatMessage.assistant("ok")]
+        await store.save(session)
+        with pytest.raises(DatabaseDown):
+            await store.archive("t:1")  # `/new` says it failed; nothing is lost
+        assert store.unwritten() == 1
+        own_postgres.resume()
+        await store.archive("t:1")
+        async with database.connection("test") as connection:
+            cursor = await connection.execute("SELECT session FROM archived_sessions")
+            archived = [row[0] async for row in cursor]
+        assert len(archived) == 1 and '"during"' in archived[0]
+        assert (await store.load("t:1")).messages == [] and store.unwritten() == 0
+    finally:
+        await database.close()

@@ -31,11 +31,16 @@ log = logging.getLogger(__name__)
 
 CONNECT_SECONDS = 5.0
 """How long a start waits for the database."""
-CALL_SECONDS = 2.0
-"""How long a call waits for a connection before it counts the database as down."""
-REST_SECONDS = 5.0
+CALL_SECONDS = 3.0
+"""How long a call waits for a connection before it counts the database as down (longer
+than the pool's longest pause between two reconnection attempts)."""
+REST_SECONDS = 30.0
 """After a failure, a turn's calls fail at once for this long instead of each waiting
-`CALL_SECONDS`: a dead database costs a turn at most one wait per rest."""
+`CALL_SECONDS`: a dead database costs one turn one wait per rest. The retries of what waits
+in memory (every 30 s, `DiskHealth.run_retries`) do not rest: they find the database back."""
+
+RECONNECT_SECONDS = 3.0
+"""How long the pool's background reconnection tries (1 s, 2 s) before a call starts anew."""
 
 # The pool logs each failed reconnection; the outage gets one line of ours instead.
 logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
@@ -141,7 +146,9 @@ class Database:
             max_size=max_connections,
             open=False,
             timeout=connect_seconds,
-            reconnect_timeout=60.0,
+            # The pool's own reconnection backs off, doubling; giving up soon lets the next
+            # call start a fresh attempt, so a database that is back is found within seconds.
+            reconnect_timeout=RECONNECT_SECONDS,
             kwargs={"autocommit": True, "connect_timeout": max(1, round(connect_seconds))},
             check=AsyncConnectionPool.check_connection,
             name="bot",

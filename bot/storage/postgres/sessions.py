@@ -89,9 +89,10 @@ class PostgresSessionStore:
                 return
 
     async def archive(self, key: str) -> None:
-        """Move the chat's row to the archive; the next `load` starts fresh."""
-        self._last_seen.pop(key, None)
-        self._unsaved.discard(key)
+        """Move the chat's row to the archive; the next `load` starts fresh. While the
+        database is away this fails (`DatabaseDown`) and the session stays as it is."""
+        if self._unsaved.get(key) is not None and not await self._write(key, retry=True):
+            raise DatabaseDown(STORE)  # the archive gets the session as it is now, or nothing
         async with self._database.connection(STORE) as connection:
             await connection.execute(
                 "WITH gone AS (DELETE FROM sessions WHERE key = %s RETURNING *) "
@@ -99,6 +100,8 @@ class PostgresSessionStore:
                 "SELECT key, session, people, now() FROM gone",
                 (key,),
             )
+        self._last_seen.pop(key, None)
+        self._unsaved.discard(key)
 
     async def count_for(self, user_id: str) -> int:
         """The user's messages in every session, archived ones too."""
