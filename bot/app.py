@@ -61,12 +61,13 @@ from bot.storage.chat_models import ChatModels
 from bot.storage.disk import DiskHealth
 from bot.storage.postgres.database import Database
 from bot.storage.postgres.sessions import PostgresSessionStore
+from bot.storage.postgres.usage import PostgresUsageLedger
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
 from bot.tools.memory import MemoryTool
 from bot.tools.skill import SkillTool
 from bot.turns import TurnRunner
-from bot.usage.ledger import UsageLedger
+from bot.usage.ledger import UsageLedger, UsageRecords
 from bot.usage.metered import MeteredLlm
 
 if TYPE_CHECKING:
@@ -156,8 +157,18 @@ class BotApp:
             closing.append(openai_llm.close)
             readiness["llm"] = openai_llm.health
             llm = openai_llm
+        # Sessions and usage in PostgreSQL when `DATABASE_URL` is set (`start` opens it).
+        database = _database(settings)
         # Every LLM call is counted per user and day, and refused at a user's daily budget.
-        usage = UsageLedger(data / "usage")
+        usage: UsageRecords
+        if database is not None:
+            postgres_usage = PostgresUsageLedger(database)
+            starting.append(postgres_usage.load)
+            closing.append(postgres_usage.drain)
+            disk.add_backlog(postgres_usage)  # what the database refused: retried with the disk's
+            usage = postgres_usage
+        else:
+            usage = UsageLedger(data / "usage")
         metered = MeteredLlm(llm, usage, lambda: config.current().usage, observer)
 
         # Short-term memory (`# Memory`, order 50) and the per-user "remember off" switch;
@@ -191,8 +202,6 @@ class BotApp:
         if isinstance(rag, LightRagAdapter):  # queued documents go once the server is back
             rag.breaker.on_recovery = indexer.server_is_back
         long_term = LongTermDocuments(queue, ledger, rag)
-        # Sessions in PostgreSQL when `DATABASE_URL` is set (`start` opens it), else in files.
-        database = _database(settings)
         sessions: ChatSessions
         if database is not None:
             sessions = PostgresSessionStore(database)

@@ -10,6 +10,7 @@ import pytest
 from bot.app import BotApp
 from bot.storage.postgres.database import Database, DatabaseUnavailable
 from bot.storage.postgres.sessions import PostgresSessionStore
+from bot.storage.postgres.usage import PostgresUsageLedger
 from tests.conftest import REPO
 from tests.e2e.conftest import ALICE, BOB, say
 from tests.fakes.channel import RecordingChannel
@@ -28,6 +29,19 @@ async def stored_session(url: str, key: str) -> list[str | None]:
     return [m.content for m in session.messages]
 
 
+async def calls_today(url: str) -> dict[str, int]:
+    database = Database(url)
+    await database.open()
+    try:
+        ledger = PostgresUsageLedger(database)
+        await ledger.load()
+    finally:
+        await database.close()
+    return {
+        who: sum(t.calls for t in models.values()) for who, models in ledger.today_all().items()
+    }
+
+
 async def test_sessions_live_in_the_database_and_new_and_forget_work_there(
     settings, fake_llm, database_url
 ):
@@ -44,6 +58,7 @@ async def test_sessions_live_in_the_database_and_new_and_forget_work_there(
             "echo: first message",
         ]
         assert not (settings.data_dir / "sessions").exists(), "nothing in files"
+        assert not (settings.data_dir / "usage").exists()
 
         await app.handle(say(ALICE, "/new"), channel)
         assert await stored_session(database_url, ALICE.session_key) == []
@@ -148,6 +163,7 @@ async def test_a_database_lost_mid_run_costs_no_reply_and_catches_up(
             "echo: a chat first seen during it",
         ]
         assert any("answers again" in r.getMessage() for r in caplog.records)
+        assert await calls_today(url) == {"user-alice": 2, "user-bob": 1}, "usage rows too"
         await app.handle(say(ALICE, "/status"), channel)
         assert "Database" not in channel.texts()[-1]
     finally:

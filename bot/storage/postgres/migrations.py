@@ -41,6 +41,21 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX archived_sessions_people ON archived_sessions USING gin (people);
         """,
     ),
+    Migration(
+        2,
+        "usage",
+        """
+        CREATE TABLE usage_calls (
+            id bigserial PRIMARY KEY,
+            day date NOT NULL,
+            who text NOT NULL,
+            model text NOT NULL,
+            prompt_tokens integer NOT NULL,
+            completion_tokens integer NOT NULL
+        );
+        CREATE INDEX usage_calls_day ON usage_calls (day, who);
+        """,
+    ),
 )
 
 MIGRATION_LOCK = 0x6D656D6F7279  # "memory": one advisory lock id for schema changes
