@@ -144,6 +144,9 @@ async def test_a_database_lost_mid_run_costs_no_reply_and_catches_up(
         ]
         assert "⚠ Database unreachable" in channel.texts()[-1]
         assert "2 unsaved session(s)" in channel.texts()[-1]
+        await app.handle(say(ALICE, "/status", operator=True), channel)
+        assert f"(bot_test@127.0.0.1:{own_postgres.port}/" in channel.texts()[-1]
+        assert own_postgres.password not in channel.texts()[-1]
         await app.handle(say(BOB, "/new"), channel)
         assert "/new failed this time" in channel.texts()[-1], "said, not left unanswered"
         down = [r for r in caplog.records if "[Database] cannot reach" in r.getMessage()]
@@ -166,5 +169,7 @@ async def test_a_database_lost_mid_run_costs_no_reply_and_catches_up(
         assert await calls_today(url) == {"user-alice": 2, "user-bob": 1}, "usage rows too"
         await app.handle(say(ALICE, "/status"), channel)
         assert "Database" not in channel.texts()[-1]
+        await app.handle(say(ALICE, "/status", operator=True), channel)
+        assert "Database: PostgreSQL bot_test@127.0.0.1" in channel.texts()[-1]
     finally:
         await app.aclose()

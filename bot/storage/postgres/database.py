@@ -79,7 +79,9 @@ class DatabaseHealth:
     """`StatusProvider` for the database: one log line per outage, `/status` while it lasts,
     and how much the stores keep in memory meanwhile."""
 
-    def __init__(self, timer: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, where: str = "", timer: Callable[[], float] = time.monotonic) -> None:
+        self.where = where
+        """`user@host:port/database`, for operators' `/status` only."""
         self._timer = timer
         self._failure: str | None = None
         self._failed_at = 0.0
@@ -119,6 +121,13 @@ class DatabaseHealth:
         kept = f"; kept in memory and retried: {', '.join(waiting)}" if waiting else ""
         return [f"⚠ Database unreachable: recent changes may not be saved{kept}"]
 
+    async def operator_status_lines(self, scope: MemoryScope) -> list[str]:
+        """Where the state lives, and the outage's reason, for the people who run the bot."""
+        lines = await self.status_lines(scope)
+        if self._failure is not None:
+            return [f"{lines[0]} ({self.where}: {self._failure})"]
+        return [f"Database: PostgreSQL {self.where}, reachable"]
+
 
 def _reason(exc: BaseException) -> str:
     """The first line of a driver error: libpq's messages name host and port, never secrets."""
@@ -138,7 +147,7 @@ class Database:
     ) -> None:
         self.where = describe_url(url)
         self._url = url
-        self.health = health or DatabaseHealth()
+        self.health = health or DatabaseHealth(self.where)
         self._connect_seconds = connect_seconds
         self._pool: AsyncConnectionPool[AsyncConnection] = AsyncConnectionPool(
             url,
