@@ -8,6 +8,7 @@ import pytest
 
 from bot.conversation import ChatMessage
 from bot.storage.postgres.database import Database, DatabaseDown
+from bot.storage.postgres.migrations import MIGRATIONS
 from bot.storage.postgres.sessions import PostgresSessionStore
 
 pytestmark = pytest.mark.postgres
@@ -80,7 +81,7 @@ async def test_the_schema_is_created_once_however_often_the_bot_starts(database_
     try:
         async with first.connection("test") as connection:
             cursor = await connection.execute("SELECT version FROM schema_migrations")
-            assert [row[0] async for row in cursor] == [1]
+            assert [row[0] async for row in cursor] == [step.version for step in MIGRATIONS]
     finally:
         await first.close()
         await second.close()
