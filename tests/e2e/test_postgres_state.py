@@ -1,9 +1,11 @@
 """The app with `DATABASE_URL`: sessions in PostgreSQL, not in files; a database that is
 down at start stops it with a clear line, one lost while it runs costs no reply."""
 
+import contextlib
 import logging
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -42,14 +44,23 @@ async def calls_today(url: str) -> dict[str, int]:
     }
 
 
-async def test_sessions_live_in_the_database_and_new_and_forget_work_there(
-    settings, fake_llm, database_url
-):
+@contextlib.asynccontextmanager
+async def running_app(settings, fake_llm, url: str) -> AsyncIterator[BotApp]:
+    """The app on the fake LLM with `DATABASE_URL` set, started, and closed after."""
     settings.openai_base_url = fake_llm.base_url
-    settings.database_url = database_url
+    settings.database_url = url
     app = BotApp.build(settings)
     await app.start()
     try:
+        yield app
+    finally:
+        await app.aclose()
+
+
+async def test_sessions_live_in_the_database_and_new_and_forget_work_there(
+    settings, fake_llm, database_url
+):
+    async with running_app(settings, fake_llm, database_url) as app:
         channel = RecordingChannel()
         await app.handle(say(ALICE, "first message"), channel)
         await app.handle(say(BOB, "bob's own words"), channel)
@@ -73,8 +84,6 @@ async def test_sessions_live_in_the_database_and_new_and_forget_work_there(
             "bob's own words",
             "echo: bob's own words",
         ]
-    finally:
-        await app.aclose()
 
 
 async def test_a_database_down_at_start_stops_the_app_with_a_clear_error(settings, fake_llm):
@@ -120,11 +129,7 @@ async def test_a_database_lost_mid_run_costs_no_reply_and_catches_up(
 ):
     caplog.set_level(logging.INFO)
     url = own_postgres.create_database()
-    settings.openai_base_url = fake_llm.base_url
-    settings.database_url = url
-    app = BotApp.build(settings)
-    await app.start()
-    try:
+    async with running_app(settings, fake_llm, url) as app:
         channel = RecordingChannel()
         await app.handle(say(ALICE, "before the outage"), channel)
         own_postgres.pause()
@@ -171,5 +176,3 @@ async def test_a_database_lost_mid_run_costs_no_reply_and_catches_up(
         assert "Database" not in channel.texts()[-1]
         await app.handle(say(ALICE, "/status", operator=True), channel)
         assert "Database: PostgreSQL bot_test@127.0.0.1" in channel.texts()[-1]
-    finally:
-        await app.aclose()
