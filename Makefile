@@ -4,16 +4,23 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 LIGHTRAG_VENV := lightrag/.venv
 
-.PHONY: run test test-fast lint bench setup lock lightrag lightrag-setup clean
+.PHONY: run test test-fast lint bench setup lock lightrag lightrag-setup postgres-binaries clean
 
 run: $(VENV)/.installed  ## set up, then chat (Telegram if TELEGRAM_BOT_TOKEN is set, else the terminal)
 	$(BIN)/python -m bot
 
-test: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed  ## set up, then run the whole test suite
+test: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed postgres-binaries  ## set up, then run the whole test suite
 	$(BIN)/python -m pytest
 
-test-fast: $(VENV)/.installed  ## the unit tests only, in seconds
-	$(BIN)/python -m pytest tests/unit -q
+test-fast: $(VENV)/.installed  ## the unit tests and the file stores' contract tests, in seconds
+	$(BIN)/python -m pytest tests/unit tests/contract -m "not postgres" -q
+
+# The tests start their own PostgreSQL server (tests/fakes/postgres.py) from Debian's binaries;
+# installed here when missing (as root, as CI runs; otherwise it says what to install).
+postgres-binaries:
+	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	    else echo "The tests need PostgreSQL's server binaries: sudo apt-get install postgresql" >&2; exit 1; fi; }
 
 lint: $(VENV)/.installed  ## ruff and mypy, as CI runs them
 	$(BIN)/ruff check bot tests bench

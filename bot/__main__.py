@@ -18,6 +18,7 @@ from bot.ops.server import ListenFailed
 from bot.settings import NO_LLM_MESSAGE, Settings
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
 from bot.storage.disk import START, DiskHealth
+from bot.storage.postgres.database import DatabaseUnavailable
 
 if TYPE_CHECKING:
     from bot.adapters.telegram import TelegramBot
@@ -34,6 +35,8 @@ EPILOG = """environment (or .env; see .env.example):
   SPEECH_API_KEY       key of the speech servers (voice notes), when not OPENAI_API_KEY
   HTTP_PORT            serve /healthz, /readyz and /metrics on this port (unset: off);
                        HTTP_LISTEN is its address (default 127.0.0.1)
+  DATABASE_URL         PostgreSQL for sessions and usage (postgresql://user:pw@host/db);
+                       unset: files in the data dir (see docs/DEPLOYMENT.md)
   BOT_DATA_DIR         where sessions and memory live (default: data)
   BOT_RUNTIME_CONFIG   runtime config file (default: preferences/runtime-config.json)
   BOT_PROMPTS_DIR      prompt files (default: preferences/prompts)
@@ -167,7 +170,7 @@ async def run(settings: Settings, channel: str, disk: DiskHealth | None = None) 
     try:
         try:
             await app.start()
-        except ListenFailed as exc:  # one line, not a traceback
+        except (ListenFailed, DatabaseUnavailable) as exc:  # one line, not a traceback
             print(exc, file=sys.stderr)
             return 2
         if app.telegram is not None:

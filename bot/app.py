@@ -45,6 +45,7 @@ from bot.ports.llm import LlmPort
 from bot.ports.memory import UserMemoryStore
 from bot.ports.metrics import NO_METRICS, MetricsObserver
 from bot.ports.rag import RagDocumentStore, RagHealthCheck, RagRecall, RagUploads
+from bot.ports.sessions import SessionStore
 from bot.ports.speech import SpeechPort
 from bot.prompts import PromptFiles
 from bot.rag.circuit import CircuitState
@@ -58,12 +59,15 @@ from bot.settings import Settings
 from bot.skills import SkillLibrary
 from bot.storage.chat_models import ChatModels
 from bot.storage.disk import DiskHealth
+from bot.storage.postgres.database import Database
+from bot.storage.postgres.sessions import PostgresSessionStore
+from bot.storage.postgres.usage import PostgresUsageLedger
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
 from bot.tools.memory import MemoryTool
 from bot.tools.skill import SkillTool
 from bot.turns import TurnRunner
-from bot.usage.ledger import UsageLedger
+from bot.usage.ledger import UsageLedger, UsageRecords
 from bot.usage.metered import MeteredLlm
 
 if TYPE_CHECKING:
@@ -80,6 +84,11 @@ class RagServer(RagRecall, RagUploads, RagDocumentStore, RagHealthCheck, Protoco
     `/forget` and `/status` (each of which sees only its own port)."""
 
 
+class ChatSessions(SessionStore, UserMemoryStore, Protocol):
+    """The sessions, as the app hands them to turns and `/new` and to `/memory` and `/forget`:
+    JSON files, or PostgreSQL when `DATABASE_URL` is set."""
+
+
 @dataclass
 class BotApp:
     """A built bot: `start` it, hand it messages from any channel with `handle`, `aclose` it."""
@@ -88,7 +97,7 @@ class BotApp:
     config: RuntimeConfigStore
     commands: CommandRegistry
     tools: ToolRegistry
-    sessions: JsonSessionStore
+    sessions: ChatSessions
     pipeline: Pipeline
     runner: TurnRunner
     llm: LlmPort
@@ -106,6 +115,8 @@ class BotApp:
     """The Telegram channel driving the app, when it was built for Telegram."""
     ops: OpsServer | None = None
     """`/healthz`, `/readyz` and `/metrics`, when `HTTP_PORT` is set (started by `start`)."""
+    database: Database | None = None
+    """PostgreSQL, when `DATABASE_URL` is set: opened first by `start`, closed last."""
     _starting: list[Hook] = field(default_factory=list, repr=False)
     _closing: list[Hook] = field(default_factory=list, repr=False)
     _disk_retries: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -146,8 +157,18 @@ class BotApp:
             closing.append(openai_llm.close)
             readiness["llm"] = openai_llm.health
             llm = openai_llm
+        # Sessions and usage in PostgreSQL when `DATABASE_URL` is set (`start` opens it).
+        database = _database(settings)
         # Every LLM call is counted per user and day, and refused at a user's daily budget.
-        usage = UsageLedger(data / "usage")
+        usage: UsageRecords
+        if database is not None:
+            postgres_usage = PostgresUsageLedger(database)
+            starting.append(postgres_usage.load)
+            closing.append(postgres_usage.drain)
+            disk.add_backlog(postgres_usage)  # what the database refused: retried with the disk's
+            usage = postgres_usage
+        else:
+            usage = UsageLedger(data / "usage")
         metered = MeteredLlm(llm, usage, lambda: config.current().usage, observer)
 
         # Short-term memory (`# Memory`, order 50) and the per-user "remember off" switch;
@@ -181,8 +202,13 @@ class BotApp:
         if isinstance(rag, LightRagAdapter):  # queued documents go once the server is back
             rag.breaker.on_recovery = indexer.server_is_back
         long_term = LongTermDocuments(queue, ledger, rag)
+        sessions: ChatSessions
+        if database is not None:
+            sessions = PostgresSessionStore(database)
+            disk.add_backlog(sessions)  # what the database refused is retried with the disk's
+        else:
+            sessions = JsonSessionStore(data / "sessions", disk=disk)
         # What `/memory` counts and `/forget all` empties, per user.
-        sessions = JsonSessionStore(data / "sessions", disk=disk)
         memory_stores: list[UserMemoryStore] = [memory, long_term, sessions]
 
         # Voice notes in, spoken answers out (`speech`); its own key, else the LLM's.
@@ -221,7 +247,13 @@ class BotApp:
             config=config,
             tools=tools,
             llm_endpoint=describe_endpoint(settings.openai_base_url),
-            status_providers=[disk, remember, rag_status, skills],
+            status_providers=[
+                disk,
+                *([database.health] if database is not None else []),
+                remember,
+                rag_status,
+                skills,
+            ],
             turns=running,
             compactor=compactor,
             models=chat_models,
@@ -258,6 +290,7 @@ class BotApp:
             memory_stores,
             disk,
             speech,
+            database=database,
             _starting=starting,
             _closing=closing,
         )
@@ -274,7 +307,10 @@ class BotApp:
     async def start(self) -> None:
         """Start background work: the index worker sends what earlier runs left queued.
         The Telegram channel, if any, is started by `telegram.start` (or `run_until_signalled`)
-        after this."""
+        after this. A database that cannot be reached stops it here (`DatabaseUnavailable`),
+        before anything else has started."""
+        if self.database is not None:
+            await self.database.open()
         self.indexer.start()
         self._disk_retries = asyncio.create_task(self.disk.run_retries(), name="disk-retries")
         for hook in self._starting:
@@ -295,6 +331,15 @@ class BotApp:
         await self.indexer.stop()
         for hook in reversed(self._closing):  # the last made is closed first
             await hook()
+        if self.database is not None:
+            await self.database.close()
+
+
+def _database(settings: Settings) -> Database | None:
+    """PostgreSQL when `DATABASE_URL` names it; not connected until `BotApp.start`."""
+    if settings.database_url is None:
+        return None
+    return Database(settings.database_url.get_secret_value())
 
 
 def _telegram_channel(options: TelegramOptions, app: BotApp) -> TelegramBot:

@@ -98,6 +98,11 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("SPEECH_API_KEY", "speech_api_key")
     )
     """For the speech servers (`speech` in the runtime config); OPENAI_API_KEY when unset."""
+    database_url: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("DATABASE_URL", "database_url")
+    )
+    """PostgreSQL for the shared state (`docs/DEPLOYMENT.md`); unset keeps it in files. A
+    secret: it may hold the password."""
     data_dir: Path = Field(
         default=Path("data"), validation_alias=AliasChoices("BOT_DATA_DIR", "data_dir")
     )
@@ -129,7 +134,7 @@ class Settings(BaseSettings):
     )
     """Its address: loopback unless a container or a prober elsewhere needs 0.0.0.0."""
 
-    @field_validator(*_SECRETS, mode="before")
+    @field_validator(*_SECRETS, "database_url", mode="before")
     @classmethod
     def _strip_secret(cls, value: object) -> object:
         # A key pasted with a line break or a space around it is the key: `export KEY=$(cat f)`
@@ -170,4 +175,15 @@ class Settings(BaseSettings):
             self.embeddings_api_key,
             self.speech_api_key,
         )
-        return [s.get_secret_value() for s in secrets if s is not None and s.get_secret_value()]
+        found = [s.get_secret_value() for s in secrets if s is not None and s.get_secret_value()]
+        if self.database_url is not None:  # the URL, and its password wherever it shows
+            url = self.database_url.get_secret_value()
+            found += [url, *filter(None, [_password_in(url)])]
+        return found
+
+
+def _password_in(url: str) -> str | None:
+    """The password of a `postgresql://user:password@host/db` URL or a `password=` keyword."""
+    from bot.storage.postgres.database import password_of  # psycopg only when it is used
+
+    return password_of(url)

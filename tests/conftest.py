@@ -14,10 +14,11 @@ from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.settings import Settings
 from tests.fakes.lightrag_llm import lightrag_responder
 from tests.fakes.openai_server import FakeOpenAiServer
+from tests.fakes.postgres import PostgresServer
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
-FOLDER_MARKERS = ("unit", "integration", "e2e", "system")
+FOLDER_MARKERS = ("unit", "contract", "integration", "e2e", "system")
 """Each test is marked with the name of its folder, so `-m` and the folders always agree."""
 
 
@@ -26,6 +27,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = item.path.relative_to(TESTS).parts[0]
         if folder in FOLDER_MARKERS:
             item.add_marker(folder)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One throwaway PostgreSQL server for the whole run, started on first use."""
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def database_url(postgres_server: PostgresServer) -> str:
+    """A fresh, empty database of its own for one test (its DATABASE_URL)."""
+    return postgres_server.create_database()
+
+
+@pytest.fixture
+def own_postgres():
+    """A PostgreSQL server of one test's own, to stop (`pause`) and start again (`resume`)."""
+    server = PostgresServer().start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="module")

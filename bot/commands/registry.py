@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.conversation import IncomingMessage
+
+log = logging.getLogger(__name__)
 
 _COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]+))?(?:\s+(.*))?$", re.DOTALL)
 
@@ -63,10 +66,16 @@ class CommandRegistry:
         return list(self._commands.values())
 
     async def run(self, call: CommandCall) -> str:
+        """The command's reply; when it fails (a store that cannot be reached), one log line
+        and a reply that says so, naming no server detail."""
         command = self._commands.get(call.name)
         if command is None:
             return f"Unknown command /{call.name}. Send /help to see what I can do."
-        return await command.handler(call)
+        try:
+            return await command.handler(call)
+        except Exception as exc:
+            log.error("[Commands] /%s failed: %s", call.name, str(exc) or type(exc).__name__)
+            return f"Sorry, /{call.name} failed this time. Please try again in a minute."
 
     def help_text(self) -> str:
         lines = [f"/{c.name} — {c.description}" for c in self.menu()]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.config import RuntimeConfigStore
 from bot.config.model import UsageConfig
-from bot.usage.ledger import Tally, UsageLedger, by_model, total
+from bot.usage.ledger import Tally, UsageRecords, by_model, total
 from bot.usage.metered import spent
 
 LISTED_USERS = 20
@@ -18,7 +18,7 @@ class UsageCommands:
     """Reads the usage ledger; operators (`IncomingMessage.operator`) see every user."""
 
     registry: CommandRegistry
-    ledger: UsageLedger
+    ledger: UsageRecords
     config: RuntimeConfigStore
 
     def register(self) -> None:

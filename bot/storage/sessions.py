@@ -16,6 +16,7 @@ from bot.chat_locks import ChatLocks
 from bot.conversation import Session, utc_now
 from bot.storage.atomic import make_private_dir, write_atomic
 from bot.storage.disk import START, DiskHealth
+from bot.storage.unsaved import UnsavedSessions
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +50,7 @@ class JsonSessionStore:
         self.archive_dir = directory / "archive"
         self._cache: OrderedDict[str, Session] = OrderedDict()
         self._cache_size = cache_size
-        self._unsaved: OrderedDict[str, tuple[Session, int]] = OrderedDict()
-        self._saves = 0
-        self._max_unsaved = max_unsaved
+        self._unsaved = UnsavedSessions(max_unsaved)
         self._writing = ChatLocks()  # one write of a session at a time, in save order
         self._disk = disk or DiskHealth()
         self._disk.add_backlog(self)
@@ -68,8 +67,8 @@ class JsonSessionStore:
         and a thread hop per turn costs more than reading a page-cached file."""
         unsaved = self._unsaved.get(key)
         if unsaved is not None:  # the disk refused it: the file is older than this
-            self._remember(unsaved[0])
-            return unsaved[0]
+            self._remember(unsaved.session)
+            return unsaved.session
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
@@ -82,20 +81,16 @@ class JsonSessionStore:
         """Write `session`; if the disk refuses, keep it in memory for a retry (no error)."""
         session.updated_at = utc_now()
         self._remember(session)
-        self._saves += 1
-        self._unsaved[session.key] = (session, self._saves)
-        self._unsaved.move_to_end(session.key)
+        self._unsaved.keep(session)
         if await self._write(session.key) and self._unsaved:
             await self.retry_unwritten()
-        while len(self._unsaved) > self._max_unsaved:
-            key, _ = self._unsaved.popitem(last=False)
-            log.error("[Sessions] more than %d unsaved; dropped chat %s", self._max_unsaved, key)
+        self._unsaved.bound()
 
     def unwritten(self) -> int:
         return len(self._unsaved)
 
     async def retry_unwritten(self) -> None:
-        for key in list(self._unsaved):
+        for key in self._unsaved.keys():
             if not await self._write(key):
                 return
 
@@ -105,21 +100,19 @@ class JsonSessionStore:
             entry = self._unsaved.get(key)
             if entry is None:
                 return True  # a save or retry that queued behind this one wrote it
-            session, save = entry
-            data = session.model_dump_json().encode("utf-8")
+            data = entry.session.model_dump_json().encode("utf-8")
             try:
                 await asyncio.to_thread(write_atomic, self.path_for(key), data)
             except OSError as exc:
                 self._disk.failed("sessions", exc)
                 return False
-            if self._unsaved.get(key, (None, 0))[1] == save:  # else saved again meanwhile
-                del self._unsaved[key]
+            self._unsaved.written(entry)
             self._disk.wrote("sessions")
             return True
 
     async def archive(self, key: str) -> None:
         self._cache.pop(key, None)
-        self._unsaved.pop(key, None)
+        self._unsaved.discard(key)
         await asyncio.to_thread(self._archive_file, self.path_for(key))
 
     def _archive_file(self, path: Path) -> None:

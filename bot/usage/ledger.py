@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Protocol
 
 from bot.ports.llm import TokenUsage
 from bot.storage.atomic import append_line_safely, make_private_dir
@@ -48,27 +49,67 @@ class Tally:
         self.completion_tokens += other.completion_tokens
 
 
+class UsageRecords(Protocol):
+    """What metering and `/usage` need of a ledger (files, or PostgreSQL with `DATABASE_URL`)."""
+
+    def record(self, who: str, model: str, usage: TokenUsage) -> None:
+        """Count one call; returns at once, whatever the store does."""
+        ...
+
+    def today(self, who: str) -> dict[str, Tally]: ...
+
+    def today_all(self) -> dict[str, dict[str, Tally]]: ...
+
+
+class DailyTallies:
+    """Today's usage by user and model, in memory; a new day (UTC) starts from zero."""
+
+    def __init__(self, today: Callable[[], date] = utc_today) -> None:
+        self._today = today
+        self.day = today()
+        self._tallies: dict[str, dict[str, Tally]] = {}
+
+    def add(self, who: str, model: str, usage: TokenUsage) -> None:
+        self.roll_over()
+        self.tally(who, model).add(usage)
+
+    def tally(self, who: str, model: str) -> Tally:
+        return self._tallies.setdefault(who, {}).setdefault(model, Tally())
+
+    def today(self, who: str) -> dict[str, Tally]:
+        """`who`'s usage today, by model."""
+        self.roll_over()
+        return dict(self._tallies.get(who, {}))
+
+    def today_all(self) -> dict[str, dict[str, Tally]]:
+        """Everyone's usage today, by user and model."""
+        self.roll_over()
+        return {who: dict(models) for who, models in self._tallies.items()}
+
+    def roll_over(self) -> None:
+        day = self._today()
+        if day != self.day:
+            self.day, self._tallies = day, {}
+
+
 class UsageLedger:
     """Today's usage by user and model, each call also appended to the day's file."""
 
     def __init__(self, directory: Path, today: Callable[[], date] = utc_today) -> None:
         self.directory = directory
-        self._today = today
-        self._day = today()
-        self._tallies: dict[str, dict[str, Tally]] = {}
+        self._tallies = DailyTallies(today)
         self._refused = False
-        self._load(self._day)
+        self._load(self._tallies.day)
 
     def record(self, who: str, model: str, usage: TokenUsage) -> None:
         """Count one call of `who` with `model`; a disk that refuses costs only the file."""
-        self._roll_over()
-        self._tallies.setdefault(who, {}).setdefault(model, Tally()).add(usage)
+        self._tallies.add(who, model, usage)
         line = {"who": who, "model": model, "in": usage.prompt_tokens}
         line["out"] = usage.completion_tokens
         try:
             make_private_dir(self.directory)
             data = (json.dumps(line) + "\n").encode("utf-8")
-            append_line_safely(self._path(self._day), data, durable=False)
+            append_line_safely(self._path(self._tallies.day), data, durable=False)
             self._refused = False
         except OSError as exc:
             if not self._refused:
@@ -77,18 +118,11 @@ class UsageLedger:
 
     def today(self, who: str) -> dict[str, Tally]:
         """`who`'s usage today, by model."""
-        self._roll_over()
-        return dict(self._tallies.get(who, {}))
+        return self._tallies.today(who)
 
     def today_all(self) -> dict[str, dict[str, Tally]]:
         """Everyone's usage today, by user and model."""
-        self._roll_over()
-        return {who: dict(models) for who, models in self._tallies.items()}
-
-    def _roll_over(self) -> None:
-        day = self._today()
-        if day != self._day:
-            self._day, self._tallies = day, {}
+        return self._tallies.today_all()
 
     def _path(self, day: date) -> Path:
         return self.directory / f"{day.isoformat()}.jsonl"
@@ -108,7 +142,7 @@ class UsageLedger:
                 who, model = str(entry["who"]), str(entry["model"])
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut by a crash
-            self._tallies.setdefault(who, {}).setdefault(model, Tally()).add(usage)
+            self._tallies.tally(who, model).add(usage)
 
 
 def total(tallies: dict[str, Tally]) -> Tally:

@@ -17,7 +17,7 @@ from bot.config.model import UsageConfig
 from bot.conversation.session import CHARS_PER_TOKEN
 from bot.ports.llm import LlmError, LlmPort, LlmRequest, LlmResponse, TextListener, TokenUsage
 from bot.ports.metrics import NO_METRICS, LlmCallObserver, LlmOutcome
-from bot.usage.ledger import Tally, UsageLedger, total
+from bot.usage.ledger import Tally, UsageRecords, total
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ class MeteredLlm:
     def __init__(
         self,
         inner: LlmPort,
-        ledger: UsageLedger,
+        ledger: UsageRecords,
         config: Callable[[], UsageConfig],
         observer: LlmCallObserver = NO_METRICS,
     ) -> None:

@@ -1,19 +1,8 @@
-import json
 import logging
 import os
 
 from bot.conversation import ChatMessage, Session, ToolCall, recent_history
 from bot.storage.sessions import JsonSessionStore
-
-
-async def test_save_and_load_round_trip(tmp_path):
-    store = JsonSessionStore(tmp_path)
-    session = await store.load("telegram:-100:7")
-    session.messages += [ChatMessage.user("hi"), ChatMessage.assistant("hello")]
-    await store.save(session)
-    fresh = await JsonSessionStore(tmp_path).load("telegram:-100:7")
-    assert [m.content for m in fresh.messages] == ["hi", "hello"]
-    assert fresh.key == "telegram:-100:7"
 
 
 async def test_a_crash_mid_write_leaves_the_previous_file_intact(tmp_path, monkeypatch):
@@ -43,18 +32,6 @@ async def test_a_corrupt_file_is_moved_aside_and_a_fresh_session_starts(tmp_path
     aside = list(tmp_path.glob("*.corrupt-*.json"))
     assert len(aside) == 1 and aside[0].read_text().startswith('{"key": "c"')
     assert any("damaged" in r.getMessage() for r in caplog.records)
-
-
-async def test_archive_keeps_the_old_history_and_starts_fresh(tmp_path):
-    store = JsonSessionStore(tmp_path)
-    session = await store.load("c")
-    session.messages.append(ChatMessage.user("old"))
-    await store.save(session)
-    await store.archive("c")
-    assert (await store.load("c")).messages == []
-    archived = list((tmp_path / "archive").glob("*.json"))
-    assert len(archived) == 1
-    assert json.loads(archived[0].read_text())["messages"][0]["content"] == "old"
 
 
 def test_session_keys_map_to_safe_distinct_file_names(tmp_path):
@@ -110,39 +87,22 @@ async def test_text_with_lone_surrogates_and_control_characters_is_stored_safely
     assert (await JsonSessionStore(tmp_path).load("c")).messages[0].content == message.text
 
 
-async def test_forgetting_a_user_drops_their_turns_everywhere_and_keeps_others(tmp_path):
+async def test_forgetting_a_user_leaves_their_words_in_no_file(tmp_path):
+    """The rest of what `/forget all` does to sessions is in tests/contract."""
     store = JsonSessionStore(tmp_path)
-    private = await store.load("telegram:7")  # an older session: no author recorded
+    private = await store.load("telegram:7")
     private.messages += [ChatMessage.user("my locker is 12"), ChatMessage.assistant("noted")]
     await store.save(private)
     await store.archive("telegram:7")
     group = await store.load("telegram:-100")
-    group.messages += [
-        ChatMessage.user("Kaveh's plan", user_id="8"),
-        ChatMessage.assistant("a plan for Kaveh"),
-        ChatMessage.user("my secret is Zorb", user_id="7"),
-        ChatMessage.assistant("echo Zorb"),
-        ChatMessage.user("more from Kaveh", user_id="8"),
-    ]
+    group.messages += [ChatMessage.user("my secret is Zorb", user_id="7")]
+    group.messages += [ChatMessage.user("Kaveh's plan", user_id="8")]
     await store.save(group)
-    current = await store.load("telegram:7")
-    current.messages += [ChatMessage.user("also Zorb", user_id="7"), ChatMessage.assistant("ok")]
-    await store.save(current)
-
-    assert await store.count_for("7") == 3
-    assert await JsonSessionStore(tmp_path).count_for("7") == 3, "read from disk alike"
-    assert await store.forget_user("7") == 3
-    assert await store.count_for("7") == 0
+    assert await store.forget_user("7") == 2
     everything = " ".join(p.read_text() for p in tmp_path.rglob("*.json"))
     assert "Zorb" not in everything and "locker" not in everything
+    assert "Kaveh" in everything
     assert list((tmp_path / "archive").iterdir()) == [], "an emptied archive is deleted"
-    reread = await JsonSessionStore(tmp_path).load("telegram:-100")
-    assert [m.content for m in reread.messages] == [
-        "Kaveh's plan",
-        "a plan for Kaveh",
-        "more from Kaveh",
-    ]
-    assert (await store.load("telegram:7")).messages == []
 
 
 def test_forgetting_a_groups_scope_drops_every_turn_of_its_chats_and_topics():

@@ -14,7 +14,7 @@ KEYS = ("OPENAI_API_KEY", "RAG_API_KEY", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK
 
 @pytest.fixture(autouse=True)
 def no_keys_from_outside(monkeypatch):
-    for name in (*KEYS, "OPENAI_BASE_URL"):
+    for name in (*KEYS, "OPENAI_BASE_URL", "DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -73,3 +73,23 @@ def test_the_redactor_blanks_a_secret_given_with_a_trailing_newline():
     record = logging.LogRecord("x", logging.ERROR, __file__, 1, "a=%s b=%s", None, None)
     record.args = ("sk-secret-1234", "rag-key-5678")
     assert formatter.format(record) == "a=*** b=***"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://bot:pg-pass-789@db.internal:5433/bot",
+        "host=db.internal port=5433 user=bot password=pg-pass-789 dbname=bot",
+    ],
+)
+def test_the_database_password_never_reaches_a_log_line(monkeypatch, url):
+    from bot.storage.postgres.database import describe_url
+
+    monkeypatch.setenv("DATABASE_URL", url)
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert "pg-pass-789" in settings.secret_values()
+    formatter = RedactingFormatter("%(message)s", settings.secret_values())
+    record = logging.LogRecord("x", logging.ERROR, "", 0, "login pg-pass-789 at %s", (url,), None)
+    assert "pg-pass-789" not in formatter.format(record)
+    assert describe_url(url) == "bot@db.internal:5433/bot"
+    assert "pg-pass-789" not in repr(settings)

@@ -1,0 +1,86 @@
+"""The schema, as a list of numbered steps applied once each, in order, at every start.
+
+A step is never edited once released: a change to the schema is a new step. The steps run in
+one transaction under an advisory lock, so processes starting together apply each step once,
+and a failed step leaves the schema as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from psycopg import AsyncConnection
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "sessions",
+        """
+        CREATE TABLE sessions (
+            key text PRIMARY KEY,
+            session text NOT NULL,
+            people text[] NOT NULL,
+            updated_at timestamptz NOT NULL
+        );
+        CREATE INDEX sessions_people ON sessions USING gin (people);
+        CREATE TABLE archived_sessions (
+            id bigserial PRIMARY KEY,
+            key text NOT NULL,
+            session text NOT NULL,
+            people text[] NOT NULL,
+            archived_at timestamptz NOT NULL
+        );
+        CREATE INDEX archived_sessions_people ON archived_sessions USING gin (people);
+        """,
+    ),
+    Migration(
+        2,
+        "usage",
+        """
+        CREATE TABLE usage_calls (
+            id bigserial PRIMARY KEY,
+            day date NOT NULL,
+            who text NOT NULL,
+            model text NOT NULL,
+            prompt_tokens integer NOT NULL,
+            completion_tokens integer NOT NULL
+        );
+        CREATE INDEX usage_calls_day ON usage_calls (day, who);
+        """,
+    ),
+)
+
+MIGRATION_LOCK = 0x6D656D6F7279  # "memory": one advisory lock id for schema changes
+"""Held while migrating, so two processes starting at once never apply a step twice."""
+
+
+async def migrate(connection: AsyncConnection) -> list[int]:
+    """Apply the steps this database lacks; returns their versions (empty when up to date)."""
+    async with connection.transaction():
+        await connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        await connection.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        cursor = await connection.execute("SELECT version FROM schema_migrations")
+        applied = {row[0] for row in await cursor.fetchall()}
+        done: list[int] = []
+        for step in MIGRATIONS:
+            if step.version in applied:
+                continue
+            await connection.execute(step.sql.encode())
+            await connection.execute(
+                "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                (step.version, step.name),
+            )
+            done.append(step.version)
+        return done

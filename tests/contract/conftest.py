@@ -1,0 +1,88 @@
+"""Each port's stores, as fixtures parametrised over the file store and the PostgreSQL one:
+a contract test runs once per store. The PostgreSQL runs are marked `postgres`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from bot.storage.postgres.database import Database
+from bot.storage.postgres.sessions import PostgresSessionStore
+from bot.storage.postgres.usage import PostgresUsageLedger
+from bot.storage.sessions import JsonSessionStore
+from bot.usage.ledger import UsageLedger, utc_today
+from tests.fakes.postgres import PostgresServer
+
+STORES = [pytest.param("files"), pytest.param("postgres", marks=pytest.mark.postgres)]
+
+SessionStores = Callable[[], Awaitable[JsonSessionStore | PostgresSessionStore]]
+
+
+class Connections:
+    """Connections to one test database, each as a new process would open it."""
+
+    def __init__(self, request: pytest.FixtureRequest) -> None:
+        self._request = request
+        self._url: str | None = None
+        self.opened: list[Database] = []
+
+    async def open(self) -> Database:
+        if self._url is None:
+            server: PostgresServer = self._request.getfixturevalue("postgres_server")
+            self._url = server.create_database()
+        database = Database(self._url)
+        await database.open()
+        self.opened.append(database)
+        return database
+
+    async def close(self) -> None:
+        for database in self.opened:
+            await database.close()
+
+
+@pytest.fixture(params=STORES)
+async def new_session_store(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[SessionStores]:
+    """Makes a session store over the same place each call: a second one sees what the first
+    stored, as a restarted bot (or another process) would."""
+    connections = Connections(request)
+
+    async def make() -> JsonSessionStore | PostgresSessionStore:
+        if request.param == "files":
+            return JsonSessionStore(tmp_path / "sessions")
+        return PostgresSessionStore(await connections.open())
+
+    yield make
+    await connections.close()
+
+
+Ledgers = Callable[..., Awaitable[UsageLedger | PostgresUsageLedger]]
+
+
+@pytest.fixture(params=STORES)
+async def new_usage_ledger(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Ledgers]:
+    """Makes a usage ledger over the same place each call (`today` as given), after the
+    ones made before have written what they hold, as a restart would."""
+    connections = Connections(request)
+    ledgers: list[PostgresUsageLedger] = []
+
+    async def make(today: Callable[[], date] = utc_today) -> UsageLedger | PostgresUsageLedger:
+        for earlier in ledgers:
+            await earlier.drain()
+        if request.param == "files":
+            return UsageLedger(tmp_path / "usage", today=today)
+        ledger = PostgresUsageLedger(await connections.open(), today=today)
+        await ledger.load()
+        ledgers.append(ledger)
+        return ledger
+
+    yield make
+    for ledger in ledgers:
+        await ledger.drain()
+    await connections.close()

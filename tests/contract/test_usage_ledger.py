@@ -1,0 +1,61 @@
+"""What every usage ledger promises (`UsageRecords`, `bot/usage/ledger.py`): today's totals
+per user and model, a new day from zero at midnight UTC, today read back after a restart.
+The day files and PostgreSQL alike."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date
+
+from bot.ports.llm import TokenUsage
+
+
+async def test_calls_are_counted_per_user_and_model(new_usage_ledger):
+    ledger = await new_usage_ledger()
+    ledger.record("ann", "big", TokenUsage(10, 5))
+    ledger.record("ann", "big", TokenUsage(1, 1))
+    ledger.record("ann", "small", TokenUsage(2, 0))
+    ledger.record("bob", "big", TokenUsage(100, 100))
+    ann = ledger.today("ann")
+    assert ann["big"].calls == 2 and ann["big"].tokens == 17
+    assert ann["big"].prompt_tokens == 11 and ann["big"].completion_tokens == 6
+    assert ann["small"].tokens == 2
+    assert ledger.today("carol") == {}
+    assert sorted(ledger.today_all()) == ["ann", "bob"]
+    assert ledger.today_all()["bob"]["big"].tokens == 200
+
+
+async def test_a_new_day_starts_from_zero(new_usage_ledger):
+    today = [date(2026, 1, 1)]
+    ledger = await new_usage_ledger(lambda: today[0])
+    ledger.record("ann", "m", TokenUsage(10, 5))
+    today[0] = date(2026, 1, 2)
+    assert ledger.today("ann") == {} and ledger.today_all() == {}
+    ledger.record("ann", "m", TokenUsage(3, 3))
+    assert ledger.today("ann")["m"].tokens == 6
+
+
+async def test_a_restart_reads_today_back_and_not_earlier_days(new_usage_ledger):
+    today = [date(2026, 1, 1)]
+    ledger = await new_usage_ledger(lambda: today[0])
+    ledger.record("ann", "m", TokenUsage(50, 50))
+    today[0] = date(2026, 1, 2)
+    ledger.record("ann", "m", TokenUsage(3, 3))
+    ledger.record("bob", "n", TokenUsage(1, 0))
+    reread = await new_usage_ledger(lambda: today[0])
+    assert reread.today("ann")["m"].tokens == 6 and reread.today("ann")["m"].calls == 1
+    assert sorted(reread.today_all()) == ["ann", "bob"]
+
+
+async def test_many_calls_at_once_are_all_counted_after_a_restart(new_usage_ledger):
+    ledger = await new_usage_ledger()
+
+    async def call(n: int) -> None:
+        await asyncio.sleep(0)
+        ledger.record(f"user-{n % 7}", "m", TokenUsage(n, 1))
+
+    await asyncio.gather(*(call(n) for n in range(300)))
+    reread = await new_usage_ledger()
+    everyone = reread.today_all()
+    assert sum(models["m"].calls for models in everyone.values()) == 300
+    assert sum(models["m"].prompt_tokens for models in everyone.values()) == sum(range(300))
