@@ -78,6 +78,11 @@ class ReminderScheduler:
         self.asleep = asyncio.Event()
         """Set while the scheduler sleeps, with nothing left to start."""
 
+    @property
+    def book(self) -> ReminderBook:
+        """The reminders it delivers."""
+        return self._book
+
     def deliver_through(self, channel: ChannelPort) -> None:
         """Reminders set in `channel` (by its `name`) are delivered from now on."""
         self._channels[channel.name] = channel

@@ -51,7 +51,7 @@ BAD_REPEAT = (
     "Could not read the repetition {repeat!r} ({reason}). Write an RFC 5545 RRULE such as "
     "FREQ=WEEKLY;BYDAY=MO;BYHOUR=8;BYMINUTE=0."
 )
-REPEAT_NEVER = "The repetition {repeat!r} never happens after {when}."
+REPEAT_NEVER = "The repetition {repeat!r} never happens after {when} (or too rarely to schedule)."
 REPEAT_TOO_OFTEN = "That repeats too often: at most once every {minutes:g} minutes."
 REPEAT_TOO_RARE = "That repeats too rarely to schedule (more than {years} years apart)."
 REPEAT_UNCHECKED = "I could not check the repetition just now ({reason}); please try again."
