@@ -53,8 +53,10 @@ class RemindersTool:
     description = (
         "Reminders delivered to this chat at a time, once or repeating, even while you are "
         "offline. add: set one (text, and at or in_minutes; repeat for a repeating one). "
-        "list: this chat's reminders with ids, and the user's time zone and current time. "
-        "cancel: by id. set_timezone: the user's IANA time zone, when they tell you where they are."
+        "list: this chat's reminders with ids, and the user's time zone and current time "
+        "(call it first when you do not know today's date). cancel: by id. To snooze one that "
+        "arrived, add it again for later. set_timezone: the user's IANA time zone, when they "
+        "tell you where they are."
     )
     arguments = RemindersArguments
 
