@@ -9,8 +9,8 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 
 from bot.storage.sessions import JsonSessionStore
-from tests.conftest import bot_argv, edit_runtime_config
-from tests.e2e.test_telegram_process import ALICE, REPO, bot_env
+from tests.conftest import edit_runtime_config
+from tests.e2e.test_telegram_process import ALICE, start_quiet_bot
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
 from tests.fakes.telegram_server import FakeTelegramServer
 
@@ -26,13 +26,7 @@ def test_kill_9_before_the_due_time_then_a_restart_delivers_it_exactly_once(work
     with FakeTelegramServer() as telegram, FakeOpenAiServer() as llm:
 
         def start() -> subprocess.Popen[bytes]:
-            return subprocess.Popen(
-                bot_argv(workdir),
-                env=bot_env(telegram, llm, telegram.token),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                cwd=REPO,
-            )
+            return start_quiet_bot(workdir, telegram, llm)
 
         def reminders_said() -> list[str]:
             return [t for t in telegram.texts(ALICE.id) if t.startswith("⏰")]
