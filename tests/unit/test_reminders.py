@@ -329,3 +329,56 @@ async def test_the_tool_sets_a_reminder_for_the_turns_chat_and_reports_errors(pa
     assert "call Olga" in await call(action="list")
     assert (await call(action="add", text="x", at="yesterday")).startswith("Error: 'yesterday'")
     assert (await call(action="cancel", reminder_id=reminder.id)).startswith("Cancelled")
+
+
+class _SlowAnswer:
+    """A pipeline system that answers only once `go` is set, so a turn stays in its lane."""
+
+    name = "slow answer"
+    order = 60
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.go = asyncio.Event()
+
+    def should_process(self, ctx) -> bool:
+        return True
+
+    async def process(self, ctx) -> None:
+        self.started.set()
+        await self.go.wait()
+        ctx.final_text = "the answer"
+        ctx.turn_messages = [ChatMessage.assistant("the answer")]
+        await ctx.channel.send(ctx.message.address, "the answer")
+        ctx.reply_sent = True
+
+
+async def test_a_reminder_due_during_a_turn_is_delivered_after_it_in_the_same_lanes(parts):
+    """The runner and the scheduler share the app's lanes (an empty `ChatLanes` once made the
+    runner build its own, and a reminder then landed in the middle of a turn)."""
+    from bot.commands import CommandRegistry
+    from bot.config import RuntimeConfigStore
+    from bot.conversation import IncomingMessage
+    from bot.pipeline import Pipeline
+    from bot.turns import TurnRunner
+
+    slow = _SlowAnswer()
+    config = RuntimeConfigStore(parts.folder / "missing.json")
+    runner = TurnRunner(
+        Pipeline([slow]), parts.sessions, config, CommandRegistry(), lanes=parts.lanes
+    )
+    assert runner.lanes is parts.lanes, "an empty ChatLanes is kept, not replaced"
+    await parts.desk.add(ALICE, "call Olga", in_minutes=1)
+    turn = asyncio.create_task(
+        runner.handle(IncomingMessage(ALICE_CHAT, "alice", "hi"), parts.channel)
+    )
+    await slow.started.wait()
+    parts.clock.advance(60)
+    firing = asyncio.create_task(parts.scheduler.fire_due())
+    slow.go.set()
+    await asyncio.gather(turn, firing)
+    said = [text.split("\n")[0] for _, text in parts.channel.sent]
+    assert said == ["the answer", "⏰ Reminder: call Olga"]
+    assert [t.split("\n")[0] for t in await parts.session_texts(ALICE_CHAT)] == [
+        "hi", "the answer", "⏰ Reminder: call Olga",
+    ]  # fmt: skip
