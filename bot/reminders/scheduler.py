@@ -51,7 +51,7 @@ LATE_AFTER = timedelta(minutes=2)
 DELIVERY_BACKOFF = Backoff(first_seconds=30, longest_seconds=3600, jitter=0.1)
 DELIVERY_ATTEMPTS = 10
 """Failed deliveries of one occurrence (Telegram down, the bot blocked) before it is given up
-(a repeating reminder then moves to its next time); about five hours in all."""
+(a repeating reminder then moves to its next time); about three hours in all."""
 RECORDED_LOOKBACK = 200
 
 
