@@ -100,16 +100,7 @@ class ReminderDesk:
         repeat: str = "",
     ) -> Reminder:
         config = self._config()
-        text = " ".join(text.split())
-        if not text:
-            raise ReminderRefused(texts.NO_TEXT)
-        if len(text) > config.max_text_chars:
-            raise ReminderRefused(
-                texts.TEXT_TOO_LONG.format(length=len(text), limit=config.max_text_chars)
-            )
-        count = self._book.count_of(who.user_id)
-        if count >= config.max_per_user:
-            raise ReminderRefused(texts.TOO_MANY.format(count=count, limit=config.max_per_user))
+        text = _checked_text(text, config)
         zone, now = self.zone_of(who.user_id), self._clock()
         start = _start_time(at, in_minutes, zone, now, bool(repeat.strip()))
         reminder = Reminder(
@@ -135,6 +126,11 @@ class ReminderDesk:
             raise ReminderRefused(
                 texts.IN_THE_PAST.format(when=shown(start, zone), now=shown(now, zone))
             )
+        # Counted here, after the rule check's wait and with no wait before the book takes it,
+        # so two requests at once cannot both slip under the limit.
+        count = self._book.count_of(who.user_id)
+        if count >= config.max_per_user:
+            raise ReminderRefused(texts.TOO_MANY.format(count=count, limit=config.max_per_user))
         await self._saving(self._book.add(reminder))
         log.info("[Reminders] #%s set in %s", reminder.id, reminder.session_key)
         self.on_change()
@@ -217,6 +213,16 @@ class ReminderDesk:
         except OSError as exc:
             log.error("[Reminders] could not save: %s", exc)
             raise ReminderRefused(texts.NOT_SAVED.format(reason=exc.strerror or exc)) from None
+
+
+def _checked_text(text: str, config: RemindersConfig) -> str:
+    text = " ".join(text.split())
+    if not text:
+        raise ReminderRefused(texts.NO_TEXT)
+    if len(text) > config.max_text_chars:
+        limit = config.max_text_chars
+        raise ReminderRefused(texts.TEXT_TOO_LONG.format(length=len(text), limit=limit))
+    return text
 
 
 def _start_time(
