@@ -316,7 +316,7 @@ async def test_the_tool_sets_a_reminder_for_the_turns_chat_and_reports_errors(pa
     from bot.tools.reminders import RemindersTool
 
     registry = ToolRegistry([RemindersTool(parts.desk)])
-    context = ToolContext("alice", TOPIC.session_key, MemoryScope("g", "alice"), TOPIC)
+    context = ToolContext("alice", TOPIC.session_key, MemoryScope("g", "alice"), address=TOPIC)
 
     async def call(**arguments) -> str:
         tool_call = ToolCall(id="1", name="reminders", arguments=json.dumps(arguments))
