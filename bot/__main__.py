@@ -178,6 +178,7 @@ async def run(settings: Settings, channel: str, disk: DiskHealth | None = None) 
         from bot.adapters.terminal import TerminalChannel
 
         terminal = TerminalChannel()
+        app.reminders.deliver_through(terminal)
         await terminal.run(lambda message: app.handle(message, terminal))
         return 0
     finally:

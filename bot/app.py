@@ -7,6 +7,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
@@ -14,14 +15,17 @@ from bot.adapters.embeddings.configured import ConfiguredEmbedder
 from bot.adapters.lightrag import LightRagAdapter
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.adapters.openai_speech import OpenAiSpeech
+from bot.chat_locks import ChatLanes
 from bot.commands import CommandRegistry, CoreCommands
 from bot.commands.memory import MemoryCommands
 from bot.commands.model import ModelCommands
+from bot.commands.reminders import ReminderCommands
 from bot.commands.skills import SkillCommands
 from bot.commands.usage import UsageCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
 from bot.conversation.compaction import SessionCompactor
+from bot.conversation.messages import utc_now
 from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
 from bot.memory.llm_extraction import LlmFactExtractor
@@ -54,6 +58,8 @@ from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
 from bot.rag.queue import IndexQueue
 from bot.rag.status import RagStatus
+from bot.reminders import ReminderBook, ReminderDesk
+from bot.reminders.scheduler import ReminderScheduler
 from bot.running_turns import RunningTurns
 from bot.settings import Settings
 from bot.skills import SkillLibrary
@@ -65,6 +71,7 @@ from bot.storage.postgres.usage import PostgresUsageLedger
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
 from bot.tools.memory import MemoryTool
+from bot.tools.reminders import RemindersTool
 from bot.tools.skill import SkillTool
 from bot.turns import TurnRunner
 from bot.usage.ledger import UsageLedger, UsageRecords
@@ -111,6 +118,8 @@ class BotApp:
     disk: DiskHealth
     speech: SpeechPort
     """Voice notes to text and answers to speech, for channels that carry audio."""
+    reminders: ReminderScheduler
+    """Delivers due reminders through the channels handed to `reminders.deliver_through`."""
     telegram: TelegramBot | None = None
     """The Telegram channel driving the app, when it was built for Telegram."""
     ops: OpsServer | None = None
@@ -132,6 +141,7 @@ class BotApp:
         disk: DiskHealth | None = None,
         speech: SpeechPort | None = None,
         telegram: TelegramOptions | None = None,
+        clock: Callable[[], datetime] = utc_now,
     ) -> BotApp:
         """Wire the bot from settings, with the adapters given in place of the real ones.
 
@@ -141,6 +151,7 @@ class BotApp:
         close.
         `disk` is told what the disk refused, from the start (the lock file) on. `telegram`:
         the bot runs in Telegram (`app.telegram`), with `/start`, `/voice` and the inbox wired in.
+        `clock` (UTC now) is what reminders are set and fired by; tests move a fake one.
         """
         data = settings.data_dir
         disk = disk or DiskHealth()
@@ -222,7 +233,19 @@ class BotApp:
 
         # Skills (`preferences/skills/`): the chat's active one goes into `# Active Skill`.
         skills = SkillLibrary(settings.skills_dir)
-        tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember), SkillTool(skills)])
+        # Reminders: set by the model or `/reminders`, delivered without an LLM call through
+        # the chat's turn lane (shared with the runner), so a turn and a reminder never both
+        # write the session; kept in the data dir, and emptied by `/forget all`.
+        lanes = ChatLanes()
+        book = ReminderBook(data / "reminders" / "reminders.json")
+        memory_stores.append(book)
+        reminders = ReminderScheduler(book, sessions, lanes, clock)
+        desk = ReminderDesk(
+            book, lambda: config.current().reminders, clock, on_change=reminders.wake
+        )
+        tools = ToolRegistry(
+            [*builtin_tools(), MemoryTool(memory, remember), SkillTool(skills), RemindersTool(desk)]
+        )
         chat_models = ChatModels(data / "chat-models.json")  # `/model`
         prompts = PromptFiles(settings.prompts_dir)
         context = ContextBuildingSystem(prompts, tools, memory, rag, skills)
@@ -261,6 +284,7 @@ class BotApp:
         ModelCommands(commands, chat_models, config).register()
         SkillCommands(commands, skills, sessions).register()
         UsageCommands(commands, usage, config).register()
+        ReminderCommands(commands, desk).register()
         MemoryCommands(
             commands, memory, memory_stores, remember, extractor, turns=running
         ).register()
@@ -269,6 +293,7 @@ class BotApp:
             sessions,
             config,
             commands,
+            lanes=lanes,
             remembering=remember,
             running=running,
             compactor=compactor,
@@ -290,6 +315,7 @@ class BotApp:
             memory_stores,
             disk,
             speech,
+            reminders,
             database=database,
             _starting=starting,
             _closing=closing,
@@ -313,6 +339,7 @@ class BotApp:
             await self.database.open()
         self.indexer.start()
         self._disk_retries = asyncio.create_task(self.disk.run_retries(), name="disk-retries")
+        await self.reminders.start()
         for hook in self._starting:
             await hook()
 
@@ -321,6 +348,7 @@ class BotApp:
 
     async def aclose(self) -> None:
         """Finish memory writes, drain the index queue for a bounded time, close clients."""
+        await self.reminders.stop()
         await self.extractor.drain()
         await self.memory.drain()
         if self._disk_retries is not None:
@@ -353,6 +381,8 @@ def _telegram_channel(options: TelegramOptions, app: BotApp) -> TelegramBot:
     inbox = UpdateInbox(options.inbox_path, keep=from_allowed_users(app.config))
     app.memory_stores.append(inbox)
     bot = TelegramBot(app.handle, app.config, app.commands.menu, options, inbox, app.speech)
+    # Reminders go out once the bot can send (its token checked at start).
+    bot.on_started.append(lambda: app.reminders.deliver_through(bot.channel))
     if bot.voice_replies is not None:  # `/voice`: answers spoken in this chat, or not
         VoiceCommand(bot.voice_replies, app.config).register(app.commands)
     return bot

@@ -52,7 +52,7 @@ class TurnRunner:
         self._sessions = sessions
         self._config = config
         self._commands = commands
-        self.lanes = lanes or ChatLanes()
+        self.lanes = lanes if lanes is not None else ChatLanes()  # an empty one is falsy
         self._remembering = remembering
         self.running = running or RunningTurns()
         self._compactor = compactor

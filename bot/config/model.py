@@ -8,8 +8,9 @@ Unknown keys are kept aside (pydantic `extra="allow"`) only so the loader can wa
 from __future__ import annotations
 
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -198,6 +199,7 @@ class ToolsConfig(Section):
     calculator: bool = True
     memory: bool = True
     skill: bool = Field(True, description="The model activates skills itself (/skill always).")
+    reminders: bool = True
 
     def is_enabled(self, tool_name: str) -> bool:
         return bool(getattr(self, tool_name, True))
@@ -276,6 +278,29 @@ class UsageConfig(Section):
         ) / 1_000_000
 
 
+class RemindersConfig(Section):
+    """Reminders the model sets for people (`reminders` tool, `/reminders`; docs/REMINDERS.md)."""
+
+    default_timezone: str = Field(
+        "UTC", min_length=1, description="IANA zone for users who set none (/reminders timezone)."
+    )
+    max_per_user: int = Field(50, ge=1, le=10_000, description="Reminders one user may keep.")
+    min_repeat_minutes: float = Field(
+        15, gt=0, le=525_600, description="The shortest gap between a repeating one's times."
+    )
+    max_text_chars: int = Field(500, ge=20, le=4000, description="Length of one reminder's text.")
+
+    @field_validator("default_timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            unknown = f"unknown time zone {value!r}; use an IANA name (Europe/Berlin)"
+            raise ValueError(unknown) from None
+        return value
+
+
 class RuntimeConfig(Section):
     """The whole runtime config; read once per turn so an edit applies on the next turn."""
 
@@ -288,6 +313,7 @@ class RuntimeConfig(Section):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     speech: SpeechConfig = Field(default_factory=SpeechConfig)
     usage: UsageConfig = Field(default_factory=UsageConfig)
+    reminders: RemindersConfig = Field(default_factory=RemindersConfig)
 
 
 def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:

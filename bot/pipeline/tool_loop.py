@@ -88,7 +88,14 @@ class ToolLoopSystem:
         turn: list[ChatMessage] = []
         tool_calls_made = 0
         on_text = _showing(ctx) if ctx.stream is not None else None
-        tool_context = ToolContext(ctx.user_id, ctx.session.key, ctx.memory_scope, ctx.session)
+        tool_context = ToolContext(
+            ctx.user_id,
+            ctx.session.key,
+            ctx.memory_scope,
+            chat=ctx.session,
+            address=ctx.message.address,
+            operator=ctx.message.operator,
+        )
         specs = self._tools.specs(ctx.config.tools)
         model = limits.model
         if self._models is not None:

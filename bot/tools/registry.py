@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from bot.config.model import ToolsConfig
-from bot.conversation import MemoryScope, ToolCall
+from bot.conversation import ChatAddress, MemoryScope, ToolCall
 from bot.ports.llm import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,10 @@ class ToolContext:
     memory_scope: MemoryScope
     chat: ChatSkillState | None = None
     """The turn's session, for the `skill` tool; None outside a turn."""
+    address: ChatAddress | None = None
+    """Where the turn's reply goes: tools that act later (reminders) deliver there."""
+    operator: bool = False
+    """The channel vouches that the user runs the bot (`IncomingMessage.operator`)."""
 
 
 class Tool(Protocol):

@@ -26,6 +26,19 @@ def bot_env(telegram: FakeTelegramServer, llm: FakeOpenAiServer, token: str) -> 
     )
 
 
+def start_quiet_bot(
+    workdir: Path, telegram: FakeTelegramServer, llm: FakeOpenAiServer
+) -> subprocess.Popen[bytes]:
+    """`python -m bot` in Telegram, its output discarded (tests read what Telegram saw)."""
+    return subprocess.Popen(
+        bot_argv(workdir),
+        env=bot_env(telegram, llm, telegram.token),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=REPO,
+    )
+
+
 def test_bad_token_exits_with_one_clear_line(workdir):
     with FakeTelegramServer() as telegram, FakeOpenAiServer() as llm:
         result = subprocess.run(
@@ -87,17 +100,7 @@ def test_a_kill_while_streaming_leaves_no_half_written_preview_after_the_replay(
     )
     long_answer = "A long answer, streamed slowly, word by word. " * 6
     with FakeTelegramServer() as telegram, FakeOpenAiServer() as llm:
-
-        def start() -> subprocess.Popen[bytes]:
-            return subprocess.Popen(
-                bot_argv(workdir),
-                env=bot_env(telegram, llm, telegram.token),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                cwd=REPO,
-            )
-
-        proc = start()
+        proc = start_quiet_bot(workdir, telegram, llm)
         try:
             llm.script(Reply(text=long_answer, chunk_delay=0.3))  # ~10 s to stream
             telegram.send_text(ALICE, "tell me something long")
@@ -112,7 +115,7 @@ def test_a_kill_while_streaming_leaves_no_half_written_preview_after_the_replay(
             assert preview.strip() != long_answer.strip(), "killed mid-stream"
 
             llm.script(Reply(text="the whole answer, after the restart"))
-            proc = start()
+            proc = start_quiet_bot(workdir, telegram, llm)
             telegram.wait_for_sync(
                 lambda: "the whole answer, after the restart" in telegram.texts(ALICE.id), 30
             )
@@ -139,13 +142,7 @@ def test_a_runaway_calculation_in_one_chat_never_stalls_another(workdir):
         telegram={"allowedUsers": [ALICE.id, BOB.id]},
     )
     with FakeTelegramServer() as telegram, FakeOpenAiServer(responder=responder) as llm:
-        proc = subprocess.Popen(
-            bot_argv(workdir),
-            env=bot_env(telegram, llm, telegram.token),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd=REPO,
-        )
+        proc = start_quiet_bot(workdir, telegram, llm)
         try:
             telegram.send_text(ALICE, "huge")
             telegram.wait_for_sync(lambda: len(llm.requests) == 1, 30)  # the tool call goes out

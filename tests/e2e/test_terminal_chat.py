@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from tests.conftest import bot_argv, clean_env
@@ -140,3 +141,25 @@ def test_help_documents_every_option():
         "TELEGRAM_BOT_TOKEN",
     ):
         assert option in result.stdout
+
+
+def test_a_reminder_set_in_the_terminal_is_printed_there_at_its_time(workdir):
+    add = {"action": "add", "text": "stretch your legs", "in_minutes": 0.02}
+    with FakeOpenAiServer() as llm:
+        llm.script(Reply(tool_calls=[("reminders", json.dumps(add))]), Reply(text="Will do."))
+        proc = start_bot(workdir, OPENAI_BASE_URL=llm.base_url)
+        watchdog = threading.Timer(30, proc.kill)  # a reminder that never comes fails, not hangs
+        watchdog.start()
+        try:
+            assert proc.stdin
+            proc.stdin.write("remind me in a moment to stretch\n")
+            proc.stdin.flush()
+            seen = _read_until(proc, "⏰ Reminder: stretch your legs")
+            proc.stdin.write("/quit\n")
+            proc.stdin.flush()
+            proc.wait(30)
+        finally:
+            watchdog.cancel()
+    assert "bot> Will do." in seen
+    assert "bot> ⏰ Reminder: stretch your legs" in seen
+    assert len(llm.requests) == 2, "delivered without an LLM call"

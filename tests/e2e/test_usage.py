@@ -40,6 +40,7 @@ async def test_usage_is_counted_per_user_kept_on_disk_and_priced(app, settings, 
     assert lines[0] == {"who": "user-alice", "model": "priced-model", "in": 100, "out": 10}
     assert day_file.stat().st_mode & 0o777 == 0o600
 
+    fake_llm.script(Reply(text="hi", usage=(40, 4)))  # not estimated: tool schemas grow
     await app.handle(say(BOB, "hello"), channel)
     restarted = BotApp.build(settings)  # read back from today's file
     try:

@@ -20,6 +20,7 @@ from bot.memory.remember_switch import RememberSwitch
 from bot.rag.documents import exchange_document
 from bot.rag.ledger import IndexLedger, LedgerEntry
 from bot.rag.queue import IndexQueue
+from bot.reminders import ReminderBook
 from bot.storage.atomic import UnsafePath, append_line_safely, write_atomic
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
 from bot.storage.sessions import JsonSessionStore
@@ -79,6 +80,9 @@ async def test_everything_the_bot_writes_in_its_data_dir_is_private(tmp_path):
         )
         await IndexLedger(data / "rag" / "ledger").record("1", entry)
 
+        book = ReminderBook(data / "reminders" / "reminders.json")
+        await book.set_timezone("1", "Europe/Berlin")
+
         setup_logging("INFO", [], data / "logs" / "bot.log")
         logging.getLogger("bot.test").warning("a line in the log file")
     finally:
@@ -88,7 +92,10 @@ async def test_everything_the_bot_writes_in_its_data_dir_is_private(tmp_path):
             handler.close()
 
     names = {path.name for path in data.rglob("*")}
-    expected = {"bot.lock", "inbox.jsonl", "semantic.jsonl.damaged", "bot.log", "archive"}
+    expected = {
+        *("bot.lock", "inbox.jsonl", "semantic.jsonl.damaged", "bot.log", "archive"),
+        "reminders.json",
+    }
     assert expected <= names and any(n.endswith(".reason.txt") for n in names)
     assert not_private(data) == []
     assert mode(tmp_path / "new") == 0o700

@@ -149,6 +149,8 @@ class TelegramBot:
         self.handler.count_start = inbox.started
         self.handler.inbox = inbox
         self._receiving = False
+        self.on_started: list[Callable[[], None]] = []
+        """Told once the bot can send (after `start`): reminders are delivered from then on."""
         self.voice_replies: VoiceReplies | None = None
         """Answers spoken where a chat asked (`/voice`, registered by `BotApp.build`)."""
         if speech is not None:
@@ -182,6 +184,8 @@ class TelegramBot:
         self._receiving = True
         mode = "long polling" if webhook is None else f"webhook on {webhook.listen}:{webhook.port}"
         log.info("[Telegram] @%s is answering (%s)", bot.username, mode)
+        for started in self.on_started:
+            started()
 
     async def stop(self) -> None:
         """Stop taking updates, let turns in progress finish (bounded), then close."""

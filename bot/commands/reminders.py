@@ -1,0 +1,46 @@
+"""`/reminders`: this chat's reminders; `/reminders cancel <id>`; `/reminders timezone <zone>`.
+
+Plain text, so it works the same in every channel; no LLM call. In a group, anyone allowed
+sees the chat's reminders, and cancels their own (the bot's operators: any).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.commands.registry import Command, CommandCall, CommandRegistry
+from bot.reminders import ReminderDesk, ReminderRefused, Requester, texts
+
+
+@dataclass
+class ReminderCommands:
+    registry: CommandRegistry
+    desk: ReminderDesk
+
+    def register(self) -> None:
+        self.registry.register(
+            Command("reminders", "your reminders in this chat; cancel one", self.reminders)
+        )
+
+    async def reminders(self, call: CommandCall) -> str:
+        message = call.message
+        who = Requester(message.address, message.user_id, message.in_group, message.operator)
+        verb, _, rest = call.args.partition(" ")
+        try:
+            if not verb:
+                return self.desk.listing(who)
+            if verb.lower() == "cancel" and rest.strip():
+                reminder = await self.desk.cancel(who, rest)
+                return texts.CANCELLED.format(id=reminder.id, text=reminder.text)
+            if verb.lower() in ("timezone", "tz"):
+                return await self._timezone(who, rest.strip())
+        except ReminderRefused as exc:
+            return str(exc)
+        return texts.USAGE
+
+    async def _timezone(self, who: Requester, name: str) -> str:
+        if not name:
+            zone = self.desk.zone_of(who.user_id)
+            return texts.TIMEZONE_IS.format(zone=zone.key, now=self.desk.now_for(who.user_id))
+        zone = await self.desk.set_zone(who.user_id, name)
+        return texts.TIMEZONE_SET.format(zone=zone.key, now=self.desk.now_for(who.user_id))

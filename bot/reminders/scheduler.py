@@ -1,0 +1,273 @@
+"""Delivers reminders when they are due: a plain message, no LLM call, through the chat's lane.
+
+One task sleeps until the soonest due time (at most `MAX_SLEEP_SECONDS`, so a wall clock that
+jumps is noticed) and is woken at once when a reminder is added or cancelled, or a channel
+joins; it never polls. Each delivery runs as a task of its own, so a chat whose turn is long
+holds up only its own reminder.
+
+Delivery, and what a `kill -9` at each step does (the inbox's "answered" receipt, applied to
+reminders):
+
+1. in the chat's turn lane (after the turn running there, so the session is not written twice)
+   the occurrence is marked `firing` on disk;
+2. the message is sent;
+3. the receipt: `firing` cleared, the next time set (a repeating one's first time after now:
+   one message after a long outage, never a storm of missed ones), the text kept as
+   `unrecorded`, on disk;
+4. the text goes into the chat's session as an assistant message (its `external_id` names the
+   occurrence, so it is never recorded twice), and `unrecorded` is cleared.
+
+Killed before 1: due at the next start, delivered once then (late, and saying so). Between 1
+and 3: sent again at the next start; it arrives twice only when the kill falls after Telegram
+accepted the message and before the receipt's write (one fsync) ended. After 3: never sent
+again; 4 is done at the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from functools import partial
+
+from bot.chat_locks import ChatLanes
+from bot.conversation import ChatMessage
+from bot.conversation.messages import utc_now
+from bot.ports.channel import ChannelPort
+from bot.ports.sessions import SessionStore
+from bot.reminders import texts
+from bot.reminders.book import ReminderBook
+from bot.reminders.model import Reminder
+from bot.reminders.times import next_occurrence, shown, zone_named
+from bot.retry import Backoff
+
+log = logging.getLogger(__name__)
+
+MAX_SLEEP_SECONDS = 60.0
+LATE_AFTER = timedelta(minutes=2)
+"""A delivery later than this says when it was due."""
+DELIVERY_BACKOFF = Backoff(first_seconds=30, longest_seconds=3600, jitter=0.1)
+DELIVERY_ATTEMPTS = 10
+"""Failed deliveries of one occurrence (Telegram down, the bot blocked) before it is given up
+(a repeating reminder then moves to its next time); about three hours in all."""
+RECORDED_LOOKBACK = 200
+
+
+class ReminderScheduler:
+    """Fires due reminders of the book through the channels it was given."""
+
+    def __init__(
+        self,
+        book: ReminderBook,
+        sessions: SessionStore,
+        lanes: ChatLanes,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._book = book
+        self._sessions = sessions
+        self._lanes = lanes
+        self._clock = clock
+        self._channels: dict[str, ChannelPort] = {}
+        self._wake = asyncio.Event()
+        self._firing: dict[str, asyncio.Task[None]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.sleeping_until: datetime | None = None
+        """The due time the scheduler sleeps until (None: until woken); for `/status` and tests."""
+        self.asleep = asyncio.Event()
+        """Set while the scheduler sleeps, with nothing left to start."""
+
+    @property
+    def book(self) -> ReminderBook:
+        """The reminders it delivers."""
+        return self._book
+
+    def deliver_through(self, channel: ChannelPort) -> None:
+        """Reminders set in `channel` (by its `name`) are delivered from now on."""
+        self._channels[channel.name] = channel
+        self.wake()
+
+    def wake(self) -> None:
+        """Look again now: a reminder was added or cancelled (or a test moved the clock)."""
+        self.asleep.clear()
+        self._wake.set()
+
+    async def start(self) -> None:
+        """Record deliveries a kill left out of their sessions, then start the loop."""
+        for reminder in self._book.all():
+            if reminder.unrecorded is not None:
+                async with self._lanes.turn(reminder.session_key):
+                    text = reminder.unrecorded_text
+                    await self._record_once(reminder, reminder.unrecorded, text)
+                cleared = reminder.model_copy(update={"unrecorded": None, "unrecorded_text": ""})
+                await self._keep(cleared)
+        resent = sum(1 for r in self._book.all() if r.firing is not None)
+        if resent:
+            log.warning("[Reminders] %d delivery(ies) were cut short by a stop; sent again", resent)
+        self._task = asyncio.create_task(self._run(), name="reminders")
+
+    async def stop(self, grace_seconds: float = 5.0) -> None:
+        """Stop the loop; deliveries under way get `grace_seconds` to finish, then are cancelled
+        (and sent again at the next start, as their `firing` mark says)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        under_way = list(self._firing.values())
+        if under_way:
+            _, late = await asyncio.wait(under_way, timeout=grace_seconds)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*under_way, return_exceptions=True)
+
+    def next_due(self) -> datetime | None:
+        times = [r.due_at for r in self._waiting() if r.due_at is not None]
+        return min(times, default=None)
+
+    async def fire_due(self) -> None:
+        """Deliver everything due now, and wait until that is done (tests call this)."""
+        started = self._start_due()
+        await asyncio.gather(*started, return_exceptions=True)
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            self._start_due()
+            due = self.next_due()
+            self.sleeping_until = due
+            seconds = MAX_SLEEP_SECONDS
+            if due is not None:
+                seconds = min(max((due - self._clock()).total_seconds(), 0.0), seconds)
+            self.asleep.set()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(seconds):
+                    await self._wake.wait()
+            self.asleep.clear()
+
+    def _waiting(self) -> list[Reminder]:
+        """Reminders with a time, a channel to go through, and no delivery under way."""
+        return [
+            r
+            for r in self._book.all()
+            if r.due_at is not None and r.channel in self._channels and r.id not in self._firing
+        ]
+
+    def _start_due(self) -> list[asyncio.Task[None]]:
+        now = self._clock()
+        started = []
+        for reminder in self._waiting():
+            if reminder.due_at is not None and reminder.due_at <= now:
+                task = asyncio.create_task(self._fire(reminder.id), name=f"reminder {reminder.id}")
+                self._firing[reminder.id] = task
+                task.add_done_callback(partial(self._done, reminder.id))
+                started.append(task)
+        return started
+
+    def _done(self, reminder_id: str, _: asyncio.Task[None]) -> None:
+        self._firing.pop(reminder_id, None)
+        self.wake()
+
+    async def _fire(self, reminder_id: str) -> None:
+        try:
+            reminder = self._book.get(reminder_id)
+            if reminder is None:
+                return
+            async with self._lanes.turn(reminder.session_key):
+                await self._deliver(reminder_id)
+        except Exception as exc:  # one reminder's bug must not stop the others
+            log.error("[Reminders] #%s failed: %s", reminder_id, exc, exc_info=True)
+
+    async def _deliver(self, reminder_id: str) -> None:
+        reminder = self._book.get(reminder_id)  # again: it may have gone while waiting
+        if reminder is None or reminder.due_at is None:
+            return
+        occurrence = reminder.firing or reminder.next_at
+        if occurrence is None:
+            return
+        if reminder.firing is None:
+            reminder = reminder.model_copy(update={"firing": occurrence})
+            await self._keep(reminder)
+        text = self._message(reminder, occurrence)
+        try:
+            await self._channels[reminder.channel].send(reminder.address, text)
+        except Exception as exc:
+            await self._failed(reminder, occurrence, exc)
+            return
+        delivered = self._receipt(reminder, occurrence, text)
+        await self._keep(delivered)
+        log.info("[Reminders] #%s delivered to %s", reminder.id, reminder.session_key)
+        await self._record_once(delivered, occurrence, text)
+        await self._keep(delivered.model_copy(update={"unrecorded": None, "unrecorded_text": ""}))
+
+    def _message(self, reminder: Reminder, occurrence: datetime) -> str:
+        zone = zone_named(reminder.zone)
+        lines = [texts.DELIVERY.format(text=reminder.text)]
+        if self._clock() - occurrence > LATE_AFTER:
+            lines.append(texts.DELIVERY_LATE.format(when=shown(occurrence, zone)))
+        following = self._following(reminder, occurrence)
+        if following is not None:
+            lines.append(texts.DELIVERY_NEXT.format(when=shown(following, zone)))
+        lines.append(texts.DELIVERY_FOOTER.format(id=reminder.id))
+        return "\n".join(lines)
+
+    def _following(self, reminder: Reminder, occurrence: datetime) -> datetime | None:
+        """A repeating reminder's next time after this delivery: the first after now, so an
+        outage of a week sends one message, not one per missed time."""
+        if not reminder.repeat or reminder.anchor is None:
+            return None
+        after = max(self._clock(), occurrence)
+        return next_occurrence(reminder.repeat, reminder.anchor, zone_named(reminder.zone), after)
+
+    def _receipt(self, reminder: Reminder, occurrence: datetime, text: str) -> Reminder:
+        return reminder.model_copy(
+            update={
+                "firing": None,
+                "next_at": self._following(reminder, occurrence),
+                "unrecorded": occurrence,
+                "unrecorded_text": text,
+                "failures": 0,
+                "retry_at": None,
+                "delivered": reminder.delivered + 1,
+            }
+        )
+
+    async def _failed(self, reminder: Reminder, occurrence: datetime, error: Exception) -> None:
+        failures = reminder.failures + 1
+        if failures >= DELIVERY_ATTEMPTS:
+            log.error(
+                "[Reminders] #%s not delivered after %d tries (%s); given up",
+                reminder.id,
+                failures,
+                error,
+            )
+            following = self._following(reminder, occurrence)
+            update = {"firing": None, "next_at": following, "failures": 0, "retry_at": None}
+            await self._keep(reminder.model_copy(update=update))
+            return
+        rest = DELIVERY_BACKOFF.after(failures)
+        log.warning(
+            "[Reminders] #%s not delivered (%s); trying again in %.0fs", reminder.id, error, rest
+        )
+        retry_at = self._clock() + timedelta(seconds=rest)
+        await self._keep(reminder.model_copy(update={"failures": failures, "retry_at": retry_at}))
+
+    async def _record_once(self, reminder: Reminder, occurrence: datetime, text: str) -> None:
+        """The delivered text joins the chat's session, so the next turn knows what "it" is."""
+        key = reminder.occurrence_key(occurrence)
+        session = await self._sessions.load(reminder.session_key)
+        if any(m.external_id == key for m in session.messages[-RECORDED_LOOKBACK:]):
+            return
+        session.messages.append(
+            ChatMessage(role="assistant", content=text, at=utc_now(), external_id=key)
+        )
+        await self._sessions.save(session)
+
+    async def _keep(self, reminder: Reminder) -> None:
+        """Write a change through; a disk that refuses it is logged, and delivery goes on
+        (a message that arrives beats a mark that says it did)."""
+        try:
+            await self._book.update(reminder)
+        except OSError as exc:
+            log.error("[Reminders] could not save #%s: %s", reminder.id, exc)

@@ -1,0 +1,86 @@
+"""Time zones, local times given by people or the model, and repeating rules (RFC 5545).
+
+Local times are resolved in the user's time zone and kept as UTC. A repeating reminder is
+expanded in local wall time (its rule and `anchor` are local), then each occurrence converted
+to UTC, so "every Monday at 8" stays at 8 when the clocks change.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from dateutil.rrule import rrule, rrulestr
+
+from bot.reminders import texts
+from bot.reminders.model import ReminderRefused
+
+
+class TimeRefused(ReminderRefused):
+    """A time, zone or rule that cannot be used; the message says why, for people."""
+
+
+def zone_named(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise TimeRefused(texts.UNKNOWN_ZONE.format(zone=name)) from None
+
+
+def resolve_local(value: str, zone: ZoneInfo) -> datetime:
+    """`value` (ISO 8601: `2026-05-04 09:00`, or with an offset) as UTC. A time without an
+    offset is wall time in `zone`."""
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise TimeRefused(texts.BAD_TIME.format(value=value, zone=zone.key)) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=zone)
+    return parsed.astimezone(UTC)
+
+
+def local_wall_time(moment: datetime, zone: ZoneInfo) -> datetime:
+    """`moment` as wall time in `zone`, without zone: what repeating rules are expanded in."""
+    return moment.astimezone(zone).replace(tzinfo=None, microsecond=0)
+
+
+def shown(moment: datetime, zone: ZoneInfo) -> str:
+    """A time for people, in their zone: `Fri 27 Nov 2026 09:00`."""
+    return moment.astimezone(zone).strftime("%a %d %b %Y %H:%M")
+
+
+def clean_rule(repeat: str) -> str:
+    """The RRULE's own text: one line, no `RRULE:` prefix, upper case; refuses what is not a
+    single rule (a DTSTART or a second line would change what was checked)."""
+    rule = repeat.strip().upper().removeprefix("RRULE:").strip()
+    if not rule or "\n" in rule or ":" in rule or "DTSTART" in rule:
+        raise TimeRefused(texts.BAD_REPEAT.format(repeat=repeat, reason="one RRULE line"))
+    return rule
+
+
+def parse_rule(rule: str, anchor: datetime) -> rrule:
+    """The rule expanded from `anchor` (local wall time). Only for rules already checked by
+    `bot/reminders/rule_check.py`: an impossible one would be searched to the year 9999."""
+    try:
+        parsed = rrulestr(rule, dtstart=anchor)
+    except (ValueError, TypeError) as exc:
+        raise TimeRefused(texts.BAD_REPEAT.format(repeat=rule, reason=exc)) from None
+    if not isinstance(parsed, rrule):
+        raise TimeRefused(texts.BAD_REPEAT.format(repeat=rule, reason="one RRULE line"))
+    return parsed
+
+
+def next_occurrence(
+    rule: str, anchor: datetime, zone: ZoneInfo, after: datetime
+) -> datetime | None:
+    """The rule's first occurrence strictly after `after` (UTC), as UTC; None when it has
+    ended (COUNT, UNTIL)."""
+    local = parse_rule(rule, anchor).after(local_wall_time(after, zone))
+    if local is None:
+        return None
+    return local.replace(tzinfo=zone).astimezone(UTC)
+
+
+def gaps(occurrences: list[datetime]) -> list[timedelta]:
+    return [later - earlier for earlier, later in pairwise(occurrences)]
