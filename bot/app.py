@@ -15,6 +15,7 @@ from bot.adapters.lightrag import LightRagAdapter
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.adapters.openai_speech import OpenAiSpeech
 from bot.commands import CommandRegistry, CoreCommands
+from bot.commands.language import LanguageCommands
 from bot.commands.memory import MemoryCommands
 from bot.commands.model import ModelCommands
 from bot.commands.skills import SkillCommands
@@ -22,6 +23,7 @@ from bot.commands.usage import UsageCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
 from bot.conversation.compaction import SessionCompactor
+from bot.i18n import LanguageChoices
 from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
 from bot.memory.llm_extraction import LlmFactExtractor
@@ -102,6 +104,8 @@ class BotApp:
     disk: DiskHealth
     speech: SpeechPort
     """Voice notes to text and answers to speech, for channels that carry audio."""
+    languages: LanguageChoices
+    """Each user's `/language`; the Telegram channel reads it for what it says itself."""
     telegram: TelegramBot | None = None
     """The Telegram channel driving the app, when it was built for Telegram."""
     ops: OpsServer | None = None
@@ -198,6 +202,7 @@ class BotApp:
         skills = SkillLibrary(settings.skills_dir)
         tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, remember), SkillTool(skills)])
         chat_models = ChatModels(data / "chat-models.json")  # `/model`
+        languages = LanguageChoices(data / "languages.json")  # `/language`
         prompts = PromptFiles(settings.prompts_dir)
         context = ContextBuildingSystem(prompts, tools, memory, rag, skills)
         pipeline = Pipeline(
@@ -229,6 +234,7 @@ class BotApp:
         ModelCommands(commands, chat_models, config).register()
         SkillCommands(commands, skills, sessions).register()
         UsageCommands(commands, usage, config).register()
+        LanguageCommands(commands, languages).register()
         MemoryCommands(
             commands, memory, memory_stores, remember, extractor, turns=running
         ).register()
@@ -240,6 +246,7 @@ class BotApp:
             remembering=remember,
             running=running,
             compactor=compactor,
+            languages=languages,
         )
         app = cls(
             settings,
@@ -258,6 +265,7 @@ class BotApp:
             memory_stores,
             disk,
             speech,
+            languages,
             _starting=starting,
             _closing=closing,
         )
@@ -307,7 +315,9 @@ def _telegram_channel(options: TelegramOptions, app: BotApp) -> TelegramBot:
     StartCommand(app.config).register(app.commands)
     inbox = UpdateInbox(options.inbox_path, keep=from_allowed_users(app.config))
     app.memory_stores.append(inbox)
-    bot = TelegramBot(app.handle, app.config, app.commands.menu, options, inbox, app.speech)
+    bot = TelegramBot(
+        app.handle, app.config, app.commands.menu, options, inbox, app.speech, app.languages
+    )
     if bot.voice_replies is not None:  # `/voice`: answers spoken in this chat, or not
         VoiceCommand(bot.voice_replies, app.config).register(app.commands)
     return bot

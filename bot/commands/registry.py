@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.conversation import IncomingMessage
+from bot.i18n import Language, Say, current_language
+from bot.i18n.catalogue import commands as texts
 
 _COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]+))?(?:\s+(.*))?$", re.DOTALL)
 
@@ -27,8 +29,17 @@ CommandHandler = Callable[[CommandCall], Awaitable[str]]
 @dataclass(frozen=True)
 class Command:
     name: str
-    description: str
+    description: Say | str
+    """For the menu and `/help`: a `Say` from the catalogue (`bot/i18n/`); a plain `str` is
+    shown as it is in every language (not yet translated)."""
     handler: CommandHandler
+
+    def description_in(self, language: Language) -> str:
+        return (
+            self.description.in_(language)
+            if isinstance(self.description, Say)
+            else self.description
+        )
 
 
 def is_command(text: str) -> bool:
@@ -65,9 +76,11 @@ class CommandRegistry:
     async def run(self, call: CommandCall) -> str:
         command = self._commands.get(call.name)
         if command is None:
-            return f"Unknown command /{call.name}. Send /help to see what I can do."
+            return texts.unknown_command(call.name)
         return await command.handler(call)
 
     def help_text(self) -> str:
-        lines = [f"/{c.name} — {c.description}" for c in self.menu()]
-        return "Commands:\n" + "\n".join(lines) + "\n\nAnything else you write is a message to me."
+        """The menu in the current language (`bot/i18n/`)."""
+        language = current_language()
+        lines = [f"/{c.name} — {c.description_in(language)}" for c in self.menu()]
+        return texts.help_text("\n".join(lines))

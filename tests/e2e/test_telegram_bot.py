@@ -11,9 +11,9 @@ import aiohttp
 import pytest
 
 from bot.adapters.telegram import TelegramOptions, WebhookOptions
-from bot.adapters.telegram.handlers import GAVE_UP_TEXT
 from bot.adapters.telegram.inbox import UpdateInbox
 from bot.app import BotApp
+from bot.i18n.catalogue.telegram import gave_up
 from bot.rag.documents import owner_tag_of
 from bot.storage.sessions import JsonSessionStore
 from tests.conftest import edit_runtime_config
@@ -726,7 +726,7 @@ async def test_a_message_cut_short_twice_gets_an_apology_instead_of_a_third_try(
     fake_llm.responder = EchoResponder()
     await start_bot()
     await replies(telegram, ALICE.id, 3)
-    assert telegram.texts(ALICE.id)[2] == GAVE_UP_TEXT
+    assert telegram.texts(ALICE.id)[2] == gave_up()
     assert len(fake_llm.requests) == 2, "no third try"
     telegram.send_text(ALICE, "hello again")
     await replies(telegram, ALICE.id, 4)

@@ -12,7 +12,7 @@ from bot.adapters.telegram.formatting import (
     without_formatting,
 )
 from bot.adapters.telegram.splitting import TELEGRAM_TEXT_LIMIT, MessagePart, split_message
-from bot.commands.memory import FORGET_USAGE
+from bot.i18n.catalogue.memory import forget_usage
 from tests.fakes.telegram_server import entity_problem, utf16_len
 
 
@@ -183,7 +183,7 @@ def test_code_block_that_fits_one_message_starts_a_new_one_rather_than_split():
 @pytest.mark.parametrize(
     "markdown",
     [
-        FORGET_USAGE,
+        forget_usage(),
         "/forget <id> deletes one item, /forget all deletes everything.",
         "Use List<String> here, and <b>this</b> is shown as written.",
         "<div>\nan HTML block\n</div>",
