@@ -130,7 +130,7 @@ async def test_start_greets_publishes_the_menu_and_calls_no_llm(start_bot, teleg
     await start_bot()
     assert {c["command"] for c in telegram.commands} == {
         "start", "help", "new", "stop", "compact", "status", "model", "skill", "usage",
-        "memory", "forget", "remember", "voice",
+        "memory", "forget", "remember", "voice", "language",
     }  # fmt: skip
     telegram.send_text(ALICE, "/start")
     (greeting,) = await replies(telegram, ALICE.id)
