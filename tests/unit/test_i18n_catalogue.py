@@ -13,15 +13,17 @@ import pytest
 from bot.adapters.telegram.inbound import ATTACHMENT_KINDS, Attachment
 from bot.app import BotApp
 from bot.i18n import Language, Phrase, Say
-from bot.i18n.catalogue import MODULES, memory, telegram
+from bot.i18n.catalogue import MODULES, memory, notices, telegram
 from bot.memory.items import TRAITS
+from bot.rag.queue import IndexQueue
+from bot.storage.sessions import JsonSessionStore
 from tests.fakes.llm import ScriptedLlm
 from tests.unit.test_app_composition import telegram_options
 
 PHRASES = [
     value for module in MODULES for value in vars(module).values() if isinstance(value, Phrase)
 ]
-LOOKUPS = {memory.store_name.name, memory.item_kind.name}
+LOOKUPS = {memory.store_name.name, memory.item_kind.name, notices.backlog_name.name}
 """Phrases whose argument is a key of their own table, checked against the real keys below."""
 CYRILLIC = re.compile("[а-яё]", re.IGNORECASE)
 UNFILLED = re.compile(r"\{[a-z_]+[^}]*\}")
@@ -96,6 +98,8 @@ def test_every_kind_of_memory_item_and_attachment_has_a_russian_name():
         assert CYRILLIC.search(memory.item_kind.say(traits.label).ru), traits.label
     for kind in ATTACHMENT_KINDS:
         assert Attachment(kind).spoken in telegram.KINDS_RU, kind
+    for backlog in (IndexQueue, JsonSessionStore):  # what waits in memory while the disk is full
+        assert backlog.unwritten_label in notices.BACKLOG_NAMES_RU, backlog
 
 
 async def test_every_command_and_memory_store_of_a_built_bot_speaks_every_language(settings):

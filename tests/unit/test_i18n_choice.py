@@ -9,10 +9,14 @@ import pytest
 
 from bot.adapters.terminal import locale_language
 from bot.app import BotApp
+from bot.config.model import MediaConfig
 from bot.conversation import ChatAddress, IncomingMessage
 from bot.i18n import Language, LanguageChoices, current_language, language_of_code, speaking
 from bot.i18n.catalogue import commands as texts
 from bot.i18n.catalogue import notices
+from bot.media.extraction import UnreadableFile
+from bot.media.kinds import FileKind
+from bot.media.reader import MediaReader
 from bot.storage.choices import KeyedChoices
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.full_disk import FullDisk
@@ -130,3 +134,14 @@ async def test_commands_and_apologies_follow_the_senders_language(settings):
     assert switched == "I speak English with you (your choice)."
     assert stop_en == "There is nothing to stop: I'm not writing an answer in this chat."
     assert help_en.startswith("Commands:\n/new — start a fresh conversation")
+
+
+async def test_the_reading_process_says_why_in_the_senders_language():
+    """The file is read in a child process, which hears the language with its job."""
+    reader, limits = MediaReader(), MediaConfig()
+    with speaking(Language.RU), pytest.raises(UnreadableFile) as russian:
+        await reader.read_document(b"%PDF-1.4\n garbage", FileKind.PDF, limits)
+    with pytest.raises(UnreadableFile) as english:
+        await reader.read_document(b"text\x00with a zero byte", FileKind.TEXT, limits)
+    assert str(russian.value).startswith("Этот PDF, похоже, повреждён"), russian.value
+    assert str(english.value) == "This file holds binary data, not text, so I can't read it."

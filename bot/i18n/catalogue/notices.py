@@ -185,3 +185,67 @@ def llm_empty() -> Say:
         en="The language model sent an empty response. Please try again.",
         ru="Языковая модель прислала пустой ответ. Пожалуйста, попробуйте ещё раз.",
     )
+
+
+# Services in `/status`.
+
+
+@phrase
+def rag_state(healthy: bool) -> Say:
+    return Say(
+        en="healthy" if healthy else "not available",
+        ru="в порядке" if healthy else "недоступен",
+    )
+
+
+@phrase
+def rag_line(state: str, style: str, mode: str) -> Say:
+    return Say(
+        en=f"LightRAG: {state} ({style} style, {mode} mode)",
+        ru=f"LightRAG: {state} (стиль {style}, режим {mode})",
+    )
+
+
+@phrase
+def rag_documents(group: bool, count: int) -> Say:
+    whose = "This group's" if group else "Your"
+    return Say(
+        en=f"{whose} long-term documents: {count:,}",
+        ru=f"Документы в долгосрочной памяти {'этой группы' if group else 'у вас'}: "
+        f"{number_ru(count)}",
+    )
+
+
+@phrase
+def index_queue(waiting: int, set_aside: int) -> Say:
+    return Say(
+        en=f"Index queue: {waiting:,} waiting"
+        + (f", {set_aside:,} set aside" if set_aside else ""),
+        ru=f"Очередь индексации: ждут {number_ru(waiting)}"
+        + (f", отложено {number_ru(set_aside)}" if set_aside else ""),
+    )
+
+
+BACKLOG_NAMES_RU = {
+    "document(s) for the index queue": "документ(ы) для очереди индексации",
+    "unsaved session(s)": "несохранённые сессии",
+}
+"""Russian names of what waits in memory while the disk refuses it (`Backlog.unwritten_label`,
+English, is also what the log says); a new backlog adds its name here."""
+
+
+@phrase
+def backlog_name(label: str) -> Say:
+    return Say(en=label, ru=BACKLOG_NAMES_RU.get(label, label))
+
+
+@phrase
+def disk_trouble(full: bool, reason: str, waiting: str) -> Say:
+    kept_en = f"; kept in memory and retried: {waiting}" if waiting else ""
+    kept_ru = f"; в памяти и будет записано снова: {waiting}" if waiting else ""
+    return Say(
+        en=f"⚠ Disk {'full' if full else 'not writable'} ({reason}): recent changes may not be "
+        f"saved{kept_en}",
+        ru=f"⚠ Диск {'заполнен' if full else 'недоступен для записи'} ({reason}): последние "
+        f"изменения могут быть не сохранены{kept_ru}",
+    )
