@@ -188,3 +188,86 @@ def terminal_banner() -> Say:
         ru="Общайтесь с ботом здесь. /help показывает команды, /new начинает заново, "
         "/quit — выход.",
     )
+
+
+@phrase
+def empty_reply() -> Say:
+    return Say(en="(empty reply)", ru="(пустой ответ)")
+
+
+# Why speech failed (`bot/adapters/openai_speech.py`), in a sentence of `not_transcribed` or
+# `no_voice_this_time`; `listening`: speech to text, else text to speech.
+
+
+def _service_en(listening: bool) -> str:
+    return "the speech-to-text service" if listening else "the speech service"
+
+
+def _service_ru(listening: bool) -> str:
+    return "сервис распознавания речи" if listening else "сервис синтеза речи"
+
+
+@phrase
+def speech_credentials(listening: bool) -> Say:
+    return Say(
+        en=f"{_service_en(listening)} refused the bot's credentials (the operator needs to "
+        "check them)",
+        ru=f"{_service_ru(listening)} отклонил учётные данные бота (оператору нужно их проверить)",
+    )
+
+
+@phrase
+def speech_unknown_model(listening: bool, model: str) -> Say:
+    return Say(
+        en=f"{_service_en(listening)} does not know the model '{model}' (the operator needs to "
+        "check it)",
+        ru=f"{_service_ru(listening)} не знает модель '{model}' (оператору нужно это проверить)",
+    )
+
+
+@phrase
+def speech_busy(listening: bool) -> Say:
+    return Say(
+        en=f"{_service_en(listening)} is busy (rate limited)",
+        ru=f"{_service_ru(listening)} перегружен (ограничение частоты запросов)",
+    )
+
+
+@phrase
+def speech_unreachable(listening: bool) -> Say:
+    return Say(
+        en=f"{_service_en(listening)} is not reachable right now",
+        ru=f"{_service_ru(listening)} сейчас недоступен",
+    )
+
+
+@phrase
+def speech_timed_out(listening: bool, seconds: float) -> Say:
+    return Say(
+        en=f"{_service_en(listening)} did not answer within {seconds:g} seconds",
+        ru=f"{_service_ru(listening)} не ответил за {decimal_ru(seconds)} с",
+    )
+
+
+@phrase
+def speech_failing(listening: bool, status: int) -> Say:
+    return Say(
+        en=f"{_service_en(listening)} is failing (HTTP {status})",
+        ru=f"{_service_ru(listening)} сбоит (HTTP {status})",
+    )
+
+
+@phrase
+def speech_refused(listening: bool, status: int) -> Say:
+    return Say(
+        en=f"{_service_en(listening)} refused this audio (HTTP {status})",
+        ru=f"{_service_ru(listening)} отклонил этот звук (HTTP {status})",
+    )
+
+
+@phrase
+def speech_unreadable(listening: bool) -> Say:
+    return Say(
+        en=f"{_service_en(listening)} sent an answer I could not read",
+        ru=f"{_service_ru(listening)} прислал ответ, который я не смог прочитать",
+    )
