@@ -6,13 +6,13 @@ import pytest
 from telegramify_markdown import MessageEntity
 
 from bot.adapters.telegram.formatting import (
-    EMPTY_REPLY,
     plain_parts,
     render_markdown,
     without_formatting,
 )
 from bot.adapters.telegram.splitting import TELEGRAM_TEXT_LIMIT, MessagePart, split_message
 from bot.i18n.catalogue.memory import forget_usage
+from bot.i18n.catalogue.telegram import empty_reply
 from tests.fakes.telegram_server import entity_problem, utf16_len
 
 
@@ -149,8 +149,8 @@ def test_rtl_and_mixed_scripts_split_on_spaces():
 
 
 def test_blank_or_empty_answers_still_give_a_message():
-    assert plain_parts("   \n\n ") == [MessagePart(EMPTY_REPLY)]
-    assert render_markdown("") == [MessagePart(EMPTY_REPLY)]
+    assert plain_parts("   \n\n ") == [MessagePart(empty_reply())]
+    assert render_markdown("") == [MessagePart(empty_reply())]
     assert render_markdown("<br>")[0].text.strip()
 
 
