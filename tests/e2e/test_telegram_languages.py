@@ -14,6 +14,7 @@ from tests.fakes.telegram_server import User
 IVAN = User(1003, "Иван", "ivan", language_code="ru")
 IVAN_RU_RU = User(1004, "Пётр", "petr", language_code="ru-RU")
 JUAN = User(1005, "Juan", "juan", language_code="es")
+OLGA = User(6667, "Ольга", "olga_stranger", language_code="ru")
 
 
 def in_russian(text_of) -> str:
@@ -50,6 +51,10 @@ async def test_a_russian_app_gets_help_and_notices_in_russian(
     telegram.send_text(JUAN, "/stop")
     (english,) = await replies(telegram, JUAN.id)
     assert english.text == command_texts.nothing_to_stop(), "Spanish falls back to English"
+    telegram.send_text(OLGA, "привет")
+    (refusal,) = await replies(telegram, OLGA.id)
+    assert refusal.text.startswith("Извините, это личный ассистент"), "turned away in Russian"
+    assert refusal.text.endswith(str(OLGA.id))
 
 
 async def test_language_switches_and_the_choice_survives_a_restart(
