@@ -11,7 +11,7 @@ from bot.config import RuntimeConfigStore
 from bot.config.model import LlmConfig
 from bot.conversation import ChatMessage, IncomingMessage, Session
 from bot.conversation.compaction import SessionCompactor
-from bot.i18n import FALLBACK, Language, language_of_code, speaking
+from bot.i18n import LanguageChoices, speaking
 from bot.i18n.catalogue import notices
 from bot.pipeline import Pipeline, TurnContext
 from bot.pipeline.response_routing import deliver
@@ -54,17 +54,13 @@ class TurnRunner:
         self._remembering = remembering
         self.running = running or RunningTurns()
         self._compactor = compactor
-        self._languages = languages
+        self._languages = languages or LanguageChoices(None)
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         """Handle `message`, every text of the bot in the sender's language (`bot/i18n/`)."""
-        with speaking(self.language_of(message)):
+        language = self._languages.language_for(message.user_id, message.language_code)
+        with speaking(language):
             await self._handle(message, channel)
-
-    def language_of(self, message: IncomingMessage) -> Language:
-        if self._languages is None:
-            return language_of_code(message.language_code) or FALLBACK
-        return self._languages.language_for(message.user_id, message.language_code)
 
     async def _handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         key = message.address.session_key

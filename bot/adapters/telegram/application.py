@@ -153,7 +153,8 @@ class TelegramBot:
         self.handler.count_start = inbox.started
         self.handler.inbox = inbox
         self._receiving = False
-        self.handler.languages = languages
+        if languages is not None:
+            self.handler.languages = languages
         self.voice_replies: VoiceReplies | None = None
         """Answers spoken where a chat asked (`/voice`, registered by `BotApp.build`)."""
         if speech is not None:

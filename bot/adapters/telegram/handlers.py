@@ -26,7 +26,7 @@ from bot.adapters.telegram.voice_replies import VoiceReplies
 from bot.commands import parse_command
 from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.conversation import IncomingFile, IncomingMessage
-from bot.i18n import FALLBACK, Language, language_of_code, speaking
+from bot.i18n import LanguageChoices, speaking
 from bot.i18n.catalogue import telegram as texts
 from bot.media.kinds import refusal_before_reading
 from bot.ports.channel import ChannelPort, DeliveryFailed
@@ -72,8 +72,8 @@ class TelegramUpdateHandler:
         """Transcribes voice notes, audio and video notes; None: they get `attachment_only`."""
         self.voice_replies: VoiceReplies | None = None
         """Speaks answers where wanted; None: text only."""
-        self.languages: LanguagePreference | None = None
-        """Each user's `/language`; None: their app's language, else English."""
+        self.languages: LanguagePreference = LanguageChoices(None)
+        """Each user's `/language` (`BotApp.build` hands in the one on disk)."""
 
     async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert self.me is not None, "the bot identity is set at start-up"
@@ -81,13 +81,9 @@ class TelegramUpdateHandler:
         inbound = read_update(update, self.me, config.telegram.require_mention_in_groups)
         if inbound is None:
             return
-        with speaking(self._language_of(inbound)):  # what this channel says itself, too
+        language = self.languages.language_for(str(inbound.user_id), inbound.language_code)
+        with speaking(language):  # what this channel says itself, too
             await self._take(update, inbound, config)
-
-    def _language_of(self, inbound: Inbound) -> Language:
-        if self.languages is None:
-            return language_of_code(inbound.language_code) or FALLBACK
-        return self.languages.language_for(str(inbound.user_id), inbound.language_code)
 
     async def _take(self, update: Update, inbound: Inbound, config: RuntimeConfig) -> None:
         admission = self._gate.admit(inbound.user_id, inbound.sent_at.timestamp(), config)
