@@ -87,7 +87,7 @@ class CoreCommands:
         operator = call.message.operator
         config = self.config.current()
         session = await self.sessions.load(call.message.address.session_key)
-        tools = ", ".join(t.name for t in self.tools.enabled(config.tools)) or texts.no_tools()
+        tools = ", ".join(t.name for t in self.tools.enabled(config.tools)) or texts.none_listed()
         since = session.created_at.strftime("%Y-%m-%d %H:%M UTC")
         size = texts.status_session(session.turn_count, len(session.messages), since)
         if session.summary:

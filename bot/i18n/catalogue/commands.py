@@ -216,7 +216,7 @@ def status_switches(
 
 
 @phrase
-def no_tools() -> Say:
+def none_listed() -> Say:
     return Say(en="none", ru="нет")
 
 
@@ -444,4 +444,89 @@ def choice_not_saved() -> Say:
     return Say(
         en="I could not save that choice (the disk refused it). Please try again later.",
         ru="Не получилось сохранить этот выбор (диск отказал). Попробуйте позже.",
+    )
+
+
+# `/skill`.
+
+
+@phrase
+def about_skill() -> Say:
+    return Say(en="list the skills, or pick one", ru="список навыков или выбор навыка")
+
+
+@phrase
+def no_skill_active() -> Say:
+    return Say(en="No skill is active in this chat.", ru="В этом чате нет активного навыка.")
+
+
+@phrase
+def skill_off(name: str) -> Say:
+    return Say(
+        en=f"Skill {name} is off for this chat.",
+        ru=f"Навык {name} выключен для этого чата.",
+    )
+
+
+@phrase
+def no_such_skill(name: str) -> Say:
+    return Say(
+        en=f"There is no skill {name}. Send /skill to see them.",
+        ru=f"Навыка {name} нет. Отправьте /skill, чтобы увидеть список.",
+    )
+
+
+@phrase
+def skill_active(name: str, description: str) -> Say:
+    return Say(
+        en=f"Skill {name} is active in this chat: {description}",
+        ru=f"Навык {name} активен в этом чате: {description}",
+    )
+
+
+@phrase
+def no_skills_yet() -> Say:
+    return Say(
+        en="There are no skills yet: the operator adds them in preferences/skills/.",
+        ru="Навыков пока нет: оператор добавляет их в preferences/skills/.",
+    )
+
+
+@phrase
+def skills_heading(active: bool) -> Say:
+    return Say(
+        en="Skills (→ this chat's):" if active else "Skills (none active in this chat):",
+        ru="Навыки (→ навык этого чата):" if active else "Навыки (в этом чате ни один не активен):",
+    )
+
+
+@phrase
+def skills_heading_unavailable(name: str) -> Say:
+    return Say(
+        en=f"Skills (this chat's, {name}, is not available now):",
+        ru=f"Навыки (навык этого чата, {name}, сейчас недоступен):",
+    )
+
+
+@phrase
+def skill_usage() -> Say:
+    return Say(
+        en="/skill <name> activates one, /skill off turns it off.",
+        ru="/skill <название> включает навык, /skill off выключает.",
+    )
+
+
+@phrase
+def skills_status(count: int, names: str) -> Say:
+    return Say(
+        en=f"Skills: {count} ({names}); /skill lists them",
+        ru=f"Навыки: {count} ({names}); /skill показывает их",
+    )
+
+
+@phrase
+def skill_left_out(folder: str, reason: str) -> Say:
+    return Say(
+        en=f"⚠ Skill {folder} left out: {reason}",
+        ru=f"⚠ Навык {folder} пропущен: {reason}",
     )
