@@ -175,9 +175,9 @@ async def run(settings: Settings, channel: str, disk: DiskHealth | None = None) 
             return 2
         if app.telegram is not None:
             return await run_telegram(app.telegram)
-        from bot.adapters.terminal import TerminalChannel
+        from bot.adapters.terminal import TerminalChannel, locale_language
 
-        terminal = TerminalChannel()
+        terminal = TerminalChannel(language_code=locale_language())
         app.reminders.deliver_through(terminal)
         await terminal.run(lambda message: app.handle(message, terminal))
         return 0

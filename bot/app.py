@@ -17,6 +17,7 @@ from bot.adapters.openai_llm import OpenAiLlm
 from bot.adapters.openai_speech import OpenAiSpeech
 from bot.chat_locks import ChatLanes
 from bot.commands import CommandRegistry, CoreCommands
+from bot.commands.language import LanguageCommands
 from bot.commands.memory import MemoryCommands
 from bot.commands.model import ModelCommands
 from bot.commands.reminders import ReminderCommands
@@ -26,6 +27,7 @@ from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
 from bot.conversation.compaction import SessionCompactor
 from bot.conversation.messages import utc_now
+from bot.i18n import LanguageChoices
 from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
 from bot.memory.llm_extraction import LlmFactExtractor
@@ -120,6 +122,8 @@ class BotApp:
     """Voice notes to text and answers to speech, for channels that carry audio."""
     reminders: ReminderScheduler
     """Delivers due reminders through the channels handed to `reminders.deliver_through`."""
+    languages: LanguageChoices
+    """Each user's `/language`; the Telegram channel reads it for what it says itself."""
     telegram: TelegramBot | None = None
     """The Telegram channel driving the app, when it was built for Telegram."""
     ops: OpsServer | None = None
@@ -247,6 +251,7 @@ class BotApp:
             [*builtin_tools(), MemoryTool(memory, remember), SkillTool(skills), RemindersTool(desk)]
         )
         chat_models = ChatModels(data / "chat-models.json")  # `/model`
+        languages = LanguageChoices(data / "languages.json")  # `/language`
         prompts = PromptFiles(settings.prompts_dir)
         context = ContextBuildingSystem(prompts, tools, memory, rag, skills)
         pipeline = Pipeline(
@@ -285,6 +290,7 @@ class BotApp:
         SkillCommands(commands, skills, sessions).register()
         UsageCommands(commands, usage, config).register()
         ReminderCommands(commands, desk).register()
+        LanguageCommands(commands, languages).register()
         MemoryCommands(
             commands, memory, memory_stores, remember, extractor, turns=running
         ).register()
@@ -297,6 +303,7 @@ class BotApp:
             remembering=remember,
             running=running,
             compactor=compactor,
+            languages=languages,
         )
         app = cls(
             settings,
@@ -316,6 +323,7 @@ class BotApp:
             disk,
             speech,
             reminders,
+            languages,
             database=database,
             _starting=starting,
             _closing=closing,
@@ -380,7 +388,9 @@ def _telegram_channel(options: TelegramOptions, app: BotApp) -> TelegramBot:
     StartCommand(app.config).register(app.commands)
     inbox = UpdateInbox(options.inbox_path, keep=from_allowed_users(app.config))
     app.memory_stores.append(inbox)
-    bot = TelegramBot(app.handle, app.config, app.commands.menu, options, inbox, app.speech)
+    bot = TelegramBot(
+        app.handle, app.config, app.commands.menu, options, inbox, app.speech, app.languages
+    )
     # Reminders go out once the bot can send (its token checked at start).
     bot.on_started.append(lambda: app.reminders.deliver_through(bot.channel))
     if bot.voice_replies is not None:  # `/voice`: answers spoken in this chat, or not

@@ -11,20 +11,17 @@ from bot.config import RuntimeConfigStore
 from bot.config.model import LlmConfig
 from bot.conversation import ChatMessage, IncomingMessage, Session
 from bot.conversation.compaction import SessionCompactor
+from bot.i18n import LanguageChoices, speaking
+from bot.i18n.catalogue import notices
 from bot.pipeline import Pipeline, TurnContext
 from bot.pipeline.response_routing import deliver
 from bot.ports.channel import ChannelPort
+from bot.ports.language import LanguagePreference
 from bot.ports.memory import RememberingPreference
 from bot.ports.sessions import SessionStore
 from bot.running_turns import RunningTurns, TurnStopped
 
 log = logging.getLogger(__name__)
-
-INTERRUPTED = (
-    "I was stopped (the bot is shutting down) before I could finish answering this. "
-    "If I haven't answered it once I'm back, please send it again."
-)
-STOPPED_NOTE = "⏹ Stopped."
 
 
 class TurnRunner:
@@ -47,6 +44,7 @@ class TurnRunner:
         remembering: RememberingPreference | None = None,
         running: RunningTurns | None = None,
         compactor: SessionCompactor | None = None,
+        languages: LanguagePreference | None = None,
     ) -> None:
         self._pipeline = pipeline
         self._sessions = sessions
@@ -56,8 +54,15 @@ class TurnRunner:
         self._remembering = remembering
         self.running = running or RunningTurns()
         self._compactor = compactor
+        self._languages = languages or LanguageChoices(None)
 
     async def handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
+        """Handle `message`, every text of the bot in the sender's language (`bot/i18n/`)."""
+        language = self._languages.language_for(message.user_id, message.language_code)
+        with speaking(language):
+            await self._handle(message, channel)
+
+    async def _handle(self, message: IncomingMessage, channel: ChannelPort) -> None:
         key = message.address.session_key
         command = parse_command(message)
         if command is not None:
@@ -96,7 +101,7 @@ class TurnRunner:
         except TurnStopped:
             _keep_what_was_shown(ctx)
         except asyncio.CancelledError:
-            ctx.notice, shutting_down = INTERRUPTED, True
+            ctx.notice, shutting_down = notices.interrupted(), True
             raise
         finally:
             session.messages.extend(ctx.turn_messages)
@@ -149,7 +154,8 @@ def _keep_what_was_shown(ctx: TurnContext) -> None:
     if ctx.final_text is not None:
         return  # the answer was complete: it goes out as it is
     said = ctx.streamed_text.rstrip()
-    stopped = f"{said}\n\n{STOPPED_NOTE}" if said else STOPPED_NOTE
+    note = notices.stopped_note()
+    stopped = f"{said}\n\n{note}" if said else note
     ctx.turn_messages = [ChatMessage.assistant(stopped)]
     if said:
         ctx.notice = stopped

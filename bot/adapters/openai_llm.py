@@ -22,6 +22,7 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 from tenacity import AsyncRetrying
 
 from bot.conversation import ChatMessage, ToolCall
+from bot.i18n.catalogue import notices
 from bot.ports.health import Health, HealthState
 from bot.ports.llm import (
     ImageInput,
@@ -212,7 +213,7 @@ def _tool_to_openai(spec: ToolSpec) -> dict[str, Any]:
 
 def _from_completion(completion: Any, max_chars: int | None = None) -> LlmResponse:
     if not completion.choices:
-        raise LlmError("The language model sent an empty response. Please try again.")
+        raise LlmError(notices.llm_empty())
     choice = completion.choices[0]
     message = choice.message
     calls = [
@@ -371,40 +372,29 @@ def _as_llm_error(
     tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
     detail = f"{brief_failure(exc)} {tries} in {elapsed:.1f}s: {exc}"
     log.error("[LLM] request failed: %s", detail)
+    return LlmError(_user_message(exc, request, attempts), detail)
+
+
+def _user_message(exc: openai.OpenAIError, request: LlmRequest, attempts: int) -> str:
+    """What the user is told, in their language (`bot/i18n/`)."""
+    tries = notices.llm_tries(attempts)
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        message = (
-            f"The language model refused our credentials (HTTP {exc.status_code}). "
-            "The bot's operator needs to check OPENAI_API_KEY."
-        )
-    elif isinstance(exc, openai.NotFoundError):
-        message = (
-            f"The language model '{request.model}' was not found (HTTP 404). The bot's operator "
-            "needs to check llm.model and OPENAI_BASE_URL."
-        )
-    elif isinstance(exc, openai.RateLimitError):
-        message = (
-            f"The language model is rate-limiting me (HTTP 429) and did not recover {tries}. "
-            "Please try again in a minute."
-        )
-    elif isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
-        message = (
-            f"The language model service is failing (HTTP {exc.status_code}) {tries}. "
-            "Please try again in a few minutes."
-        )
-    elif isinstance(exc, openai.APIStatusError):
-        message = f"The language model refused this request (HTTP {exc.status_code})."
-    elif _unreachable(exc):
-        message = f"I can't reach the language model server ({tries}). Please try again later."
-    elif isinstance(exc, openai.APITimeoutError):
-        message = (
-            f"The language model did not answer within {request.timeout_seconds:g} seconds "
-            f"({tries}). Please try again."
-        )
-    elif isinstance(exc, openai.APIConnectionError):
-        message = f"I can't reach the language model server ({tries}). Please try again later."
-    else:
-        message = "The language model sent an answer I could not read. Please try again."
-    return LlmError(message, detail)
+        return notices.llm_credentials(exc.status_code)
+    if isinstance(exc, openai.NotFoundError):
+        return notices.llm_model_not_found(request.model)
+    if isinstance(exc, openai.RateLimitError):
+        return notices.llm_rate_limited(tries)
+    if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
+        return notices.llm_server_failing(exc.status_code, tries)
+    if isinstance(exc, openai.APIStatusError):
+        return notices.llm_refused(exc.status_code)
+    if _unreachable(exc):
+        return notices.llm_unreachable(tries)
+    if isinstance(exc, openai.APITimeoutError):
+        return notices.llm_timed_out(request.timeout_seconds, tries)
+    if isinstance(exc, openai.APIConnectionError):
+        return notices.llm_unreachable(tries)
+    return notices.llm_unreadable()
 
 
 OPENAI_RETRY = RetryPolicy(

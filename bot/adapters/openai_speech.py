@@ -15,6 +15,7 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from bot.adapters.openai_llm import brief_failure, openai_retrying
 from bot.config.model import TranscriptionConfig, VoiceRepliesConfig
+from bot.i18n.catalogue import telegram as texts
 from bot.ports.speech import AudioClip, SpeechError
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ class OpenAiSpeech:
             raise _speech_error("transcription", exc, config.model, config.timeout_seconds) from exc
         text = getattr(answer, "text", answer)
         if not isinstance(text, str):
-            raise SpeechError("the speech service sent an answer I could not read", repr(answer))
+            raise SpeechError(texts.speech_unreadable(listening=True), repr(answer))
         log.info(
             "[Speech] transcribed %.1fs of audio in %.1fs",
             clip.seconds,
@@ -100,21 +101,21 @@ def _speech_error(
     failure = brief_failure(exc)
     detail = f"{way} with {model}: {failure}: {exc}"
     log.warning("[Speech] %s failed: %s", way, detail)
-    service = "the speech-to-text service" if way == "transcription" else "the speech service"
+    listening = way == "transcription"
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        reason = f"{service} refused the bot's credentials (the operator needs to check them)"
+        reason = texts.speech_credentials(listening)
     elif isinstance(exc, openai.NotFoundError):
-        reason = f"{service} does not know the model '{model}' (the operator needs to check it)"
+        reason = texts.speech_unknown_model(listening, model)
     elif isinstance(exc, openai.RateLimitError):
-        reason = f"{service} is busy (rate limited)"
+        reason = texts.speech_busy(listening)
     elif failure == "connection failed":  # checked first: aiohttp calls a refusal a time-out
-        reason = f"{service} is not reachable right now"
+        reason = texts.speech_unreachable(listening)
     elif isinstance(exc, openai.APITimeoutError):
-        reason = f"{service} did not answer within {timeout_seconds:g} seconds"
+        reason = texts.speech_timed_out(listening, timeout_seconds)
     elif isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
-        reason = f"{service} is failing (HTTP {exc.status_code})"
+        reason = texts.speech_failing(listening, exc.status_code)
     elif isinstance(exc, openai.APIStatusError):
-        reason = f"{service} refused this audio (HTTP {exc.status_code})"
+        reason = texts.speech_refused(listening, exc.status_code)
     else:
-        reason = f"{service} sent an answer I could not read"
+        reason = texts.speech_unreadable(listening)
     return SpeechError(reason, detail)

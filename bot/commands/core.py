@@ -9,6 +9,7 @@ from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.config import RuntimeConfigStore
 from bot.conversation.compaction import SessionCompactor, SummaryFailed
 from bot.conversation.scope import memory_scope_of
+from bot.i18n.catalogue import commands as texts
 from bot.ports.models import ChatModelChoice
 from bot.ports.sessions import SessionStore
 from bot.ports.status import OperatorStatusProvider, StatusProvider
@@ -31,15 +32,13 @@ class CoreCommands:
     models: ChatModelChoice | None = None
 
     def register(self) -> None:
-        self.registry.register(Command("new", "start a fresh conversation", self.new))
+        self.registry.register(Command("new", texts.about_new.say(), self.new))
         if self.turns is not None:
-            self.registry.register(Command("stop", "stop the answer I am writing", self.stop))
+            self.registry.register(Command("stop", texts.about_stop.say(), self.stop))
         if self.compactor is not None:
-            self.registry.register(
-                Command("compact", "summarise our conversation so far", self.compact)
-            )
-        self.registry.register(Command("status", "model, session and memory status", self.status))
-        self.registry.register(Command("help", "list the commands", self.help))
+            self.registry.register(Command("compact", texts.about_compact.say(), self.compact))
+        self.registry.register(Command("status", texts.about_status.say(), self.status))
+        self.registry.register(Command("help", texts.about_help.say(), self.help))
 
     async def new(self, call: CommandCall) -> str:
         """Stops an answer in progress first: its turn would save the old conversation back."""
@@ -47,10 +46,7 @@ class CoreCommands:
         if self.turns is not None:
             await self.turns.stop(key)
         await self.sessions.archive(key)
-        return (
-            "Started a fresh conversation. What we said before is set aside; "
-            "what I remember long-term stays."
-        )
+        return texts.fresh_conversation()
 
     async def stop(self, call: CommandCall) -> str:
         """In a group, only who asked for the answer (or an operator) may stop it: one member
@@ -63,13 +59,10 @@ class CoreCommands:
             and asked_by not in (None, message.user_id)
             and not message.operator
         ):
-            return "Only whoever asked for this answer (or an operator) can stop it."
+            return texts.only_who_asked_may_stop()
         if not await self.turns.stop(key):
-            return "There is nothing to stop: I'm not writing an answer in this chat."
-        return (
-            "Stopped. What I had written so far stays in our conversation; "
-            "messages you sent before /stop are answered next."
-        )
+            return texts.nothing_to_stop()
+        return texts.stopped()
 
     async def compact(self, call: CommandCall) -> str:
         """Folds every turn but the last into the summary; a failure drops nothing."""
@@ -79,14 +72,11 @@ class CoreCommands:
             limits, user_id = self.config.current().llm, call.message.user_id
             folded = await self.compactor.compact_now(session, limits, user_id)
         except SummaryFailed as exc:
-            return f"I couldn't summarise our conversation just now ({exc}); nothing was lost."
+            return texts.compact_failed(str(exc))
         if not folded:
-            return "There is nothing to compact yet: our conversation is one exchange or less."
+            return texts.nothing_to_compact()
         await self.sessions.save(session)
-        return (
-            f"Compacted: {folded} older messages are now a summary of "
-            f"{len(session.summary):,} characters; our last exchange stays word for word."
-        )
+        return texts.compacted(folded, len(session.summary))
 
     async def help(self, call: CommandCall) -> str:
         return self.registry.help_text()
@@ -97,27 +87,29 @@ class CoreCommands:
         operator = call.message.operator
         config = self.config.current()
         session = await self.sessions.load(call.message.address.session_key)
-        tools = ", ".join(t.name for t in self.tools.enabled(config.tools)) or "none"
+        tools = ", ".join(t.name for t in self.tools.enabled(config.tools)) or texts.none_listed()
         since = session.created_at.strftime("%Y-%m-%d %H:%M UTC")
-        turns, messages = session.turn_count, len(session.messages)
-        size = f"{turns} turn{'' if turns == 1 else 's'} ({messages} messages)"
+        size = texts.status_session(session.turn_count, len(session.messages), since)
         if session.summary:
-            size += f", older ones summarised ({len(session.summary):,} characters)"
+            size += texts.status_summarised(len(session.summary))
         model = config.llm.model
         if self.models is not None:
             model = self.models.model_for(call.message.address.session_key, config.llm)
         if model != config.llm.model:
-            model += " (chosen for this chat with /model)"
+            model = texts.status_model_chosen(model)
         if operator:
-            model += f" at {self.llm_endpoint}"
+            model = texts.status_model_at(model, self.llm_endpoint)
         lines = [
-            f"Model: {model}",
-            f"This chat: {size} since {since}",
-            f"Tools: {tools}",
-            f"Short-term memory: {_on_off(config.memory.enabled)}",
-            f"Long-term memory (LightRAG): {_on_off(config.rag.enabled)}",
-            f"Streaming replies (Telegram): {_on_off(config.telegram.streaming)}",
-            f"Looking at photos (llm.vision): {_on_off(config.llm.vision)}",
+            texts.status_model(model),
+            size,
+            texts.status_switches(
+                tools,
+                texts.on_off(config.memory.enabled),
+                texts.on_off(config.rag.enabled),
+                texts.on_off(config.telegram.streaming),
+                texts.on_off(config.llm.vision),
+                texts.language_name(),
+            ),
         ]
         scope = memory_scope_of(call.message)
         for provider in self.status_providers:
@@ -130,20 +122,7 @@ class CoreCommands:
 
     def _config_line(self, operator: bool) -> str:
         if not self.config.last_error:
-            return (
-                f"Runtime config: {self.config.path} (valid)"
-                if operator
-                else "Runtime config: valid"
-            )
+            return texts.config_valid(str(self.config.path) if operator else "")
         if not operator:
-            return (
-                "⚠ Runtime config: the last edit was rejected; the previous valid one is in force."
-            )
-        return (
-            f"⚠ Runtime config: the last edit of {self.config.path} was rejected "
-            f"({self.config.last_error}); the previous valid config is in force."
-        )
-
-
-def _on_off(flag: bool) -> str:
-    return "on" if flag else "off"
+            return texts.config_rejected()
+        return texts.config_rejected_for_operator(str(self.config.path), self.config.last_error)

@@ -18,7 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
-from bot.conversation.scope import GROUP_FORGET_REFUSAL, MemoryScope, memory_scope_of
+from bot.conversation.scope import MemoryScope, memory_scope_of
+from bot.i18n.catalogue import commands as command_texts
+from bot.i18n.catalogue import memory as texts
 from bot.memory.items import TRAITS
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
@@ -29,10 +31,6 @@ log = logging.getLogger(__name__)
 
 LISTED_ITEMS = 30
 _ITEM_ID = re.compile(r"^#?([0-9a-f]{6,32})$")
-FORGET_USAGE = (
-    "Usage: /forget <id> deletes one item (/memory shows the ids); "
-    "/forget all deletes everything I remember about you."
-)
 
 
 @dataclass
@@ -53,44 +51,41 @@ class MemoryCommands:
     """(scope owner, user id) -> when the `/forget all` awaiting `/forget confirm` expires."""
 
     def register(self) -> None:
-        self.registry.register(Command("memory", "what I remember about you", self.show))
-        self.registry.register(Command("forget", "forget one item, or everything", self.forget))
-        self.registry.register(Command("remember", "turn remembering off or on", self.remember))
+        self.registry.register(Command("memory", command_texts.about_memory.say(), self.show))
+        self.registry.register(Command("forget", command_texts.about_forget.say(), self.forget))
+        self.registry.register(
+            Command("remember", command_texts.about_remember.say(), self.remember)
+        )
 
     async def show(self, call: CommandCall) -> str:
         scope, user_id = memory_scope_of(call.message), call.message.user_id
         overview = await self.memory.overview(scope.owner)
-        about = "from this group" if scope.is_group else "about you"
+        group = scope.is_group
         if overview.facts:
-            lines = [f"What I remember {about} ({len(overview.facts)}, newest first):"]
+            lines = [texts.remembered_header(group, len(overview.facts))]
             for item in overview.facts[:LISTED_ITEMS]:
-                kind = TRAITS[item.type].label
+                kind = texts.item_kind(TRAITS[item.type].label)
                 lines.append(f"#{item.id} {item.content} ({kind}, {item.updated_at:%Y-%m-%d})")
             if len(overview.facts) > LISTED_ITEMS:
-                lines.append(f"… and {len(overview.facts) - LISTED_ITEMS} older ones.")
+                lines.append(texts.older_items(len(overview.facts) - LISTED_ITEMS))
         else:
-            lines = [f"I have no facts or how-tos {about} yet."]
-        lines.append(f"Snippets of recent conversations: {overview.episodes}")
+            lines = [texts.nothing_remembered_yet(group)]
+        lines.append(texts.snippets(overview.episodes))
         for store in self.stores:
             if store is not self.memory:
-                lines.append(f"{_capital(store.label)}: {await store.count_for(scope.owner)}")
-        state = "on" if self.switch.is_remembering(user_id) else "OFF (/remember on resumes)"
-        lines.append(
-            f"Remembering what you say: {state}" if scope.is_group else f"Remembering: {state}"
-        )
-        if scope.is_group:
-            lines.append("Your private memory is never used here, and this group's stays here.")
-        if scope.may_forget:
-            lines.append("/forget <id> deletes one item, /forget all deletes everything.")
-        else:
-            lines.append(GROUP_FORGET_REFUSAL)
+                count = await store.count_for(scope.owner)
+                lines.append(f"{_capital(texts.store_name(store.label))}: {count}")
+        lines.append(texts.remembering_state(group, self.switch.is_remembering(user_id)))
+        if group:
+            lines.append(texts.group_memory_apart())
+        lines.append(texts.how_to_forget() if scope.may_forget else texts.group_forget_refusal())
         return "\n".join(lines)
 
     async def forget(self, call: CommandCall) -> str:
         scope, argument = memory_scope_of(call.message), call.args.strip().lower()
         if not scope.may_forget:
             log.info("[Memory] /forget in a group refused: user is not an operator")
-            return GROUP_FORGET_REFUSAL
+            return texts.group_forget_refusal()
         if argument == "confirm" and self.turns is not None:
             await self.turns.stop(call.message.address.session_key)
         if argument == "all":
@@ -99,50 +94,33 @@ class MemoryCommands:
             return await self._forget_all(scope)
         match = _ITEM_ID.match(argument)
         if match is None:
-            return FORGET_USAGE
+            return texts.forget_usage()
         item = await self.memory.forget(scope.owner, match.group(1))
         if item is None:
-            return f"I have no item #{match.group(1)}. Send /memory to see the ids."
-        return f"Forgotten: {item.content}"
+            return texts.no_such_item(match.group(1))
+        return texts.forgotten(item.content)
 
     async def remember(self, call: CommandCall) -> str:
         user_id, argument = call.message.user_id, call.args.strip().lower()
         if argument not in ("on", "off"):
-            state = "on" if self.switch.is_remembering(user_id) else "off"
-            return f"Remembering is {state} for you. Usage: /remember off or /remember on."
+            return texts.remember_usage(self.switch.is_remembering(user_id))
         if argument == "off" and self.extraction is not None:
             await self.extraction.discard(user_id)
         if not await self.switch.set_remembering(user_id, argument == "on"):
-            return (
-                "I can't change this now: my settings file is damaged or cannot be written. "
-                "Please tell the operator."
-            )
-        if argument == "off":
-            return (
-                "Okay: from now on I store nothing new from our conversations, short-term or "
-                "long-term. What I already remember stays (/memory shows it, /forget deletes "
-                "it). Send /remember on to resume."
-            )
-        return "Okay: I remember our conversations again."
+            return texts.remember_not_recorded()
+        return texts.remembering_off() if argument == "off" else texts.remembering_on()
 
     async def _ask_to_confirm(self, scope: MemoryScope) -> str:
         counts = [(store.label, await store.count_for(scope.owner)) for store in self.stores]
-        about = "from this group" if scope.is_group else "about you"
         if not any(count for _, count in counts):
-            return f"I don't remember anything {about}, so there is nothing to forget."
+            return texts.nothing_to_forget(scope.is_group)
         self._pending[(scope.owner, scope.speaker_id)] = self.clock() + self.confirm_seconds
-        return (
-            f"This deletes everything I remember {about}: {_listing(counts)}. It cannot be "
-            f"undone. To go ahead, send /forget confirm within {_duration(self.confirm_seconds)}."
-        )
+        return texts.confirm_forget_all(scope.is_group, _listing(counts), self.confirm_seconds)
 
     async def _forget_all(self, scope: MemoryScope) -> str:
         deadline = self._pending.pop((scope.owner, scope.speaker_id), None)
         if deadline is None or self.clock() > deadline:
-            return (
-                "There is nothing to confirm: send /forget all first "
-                f"(a confirmation is valid for {_duration(self.confirm_seconds)})."
-            )
+            return texts.nothing_to_confirm(self.confirm_seconds)
         if self.extraction is not None:
             await self.extraction.discard(scope.owner)
         done, failed = [], []
@@ -152,18 +130,15 @@ class MemoryCommands:
             except Exception as exc:
                 log.warning("[Memory] /forget all: %s failed: %s", store.label, exc)
                 failed.append(store.label)
-        reply = f"Done: deleted {_listing(done)}." if done else ""
+        reply = texts.forgot_all(_listing(done)) if done else ""
         if failed:
-            reply += f" I could not delete the {', '.join(failed)}; please try again later."
+            names = ", ".join(texts.store_name(label) for label in failed)
+            reply += " " + texts.could_not_forget(names)
         return reply.strip()
 
 
 def _listing(counts: list[tuple[str, int]]) -> str:
-    return ", ".join(f"{count} {label}" for label, count in counts)
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds / 60:g} minutes" if seconds >= 120 else f"{seconds:g} seconds"
+    return ", ".join(f"{count} {texts.store_name(label)}" for label, count in counts)
 
 
 def _capital(text: str) -> str:

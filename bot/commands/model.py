@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.config import RuntimeConfigStore
+from bot.i18n.catalogue import commands as texts
 from bot.storage.chat_models import ChatModels
 
 
@@ -19,7 +20,7 @@ class ModelCommands:
     config: RuntimeConfigStore
 
     def register(self) -> None:
-        self.registry.register(Command("model", "choose the model for this chat", self.model))
+        self.registry.register(Command("model", texts.about_model.say(), self.model))
 
     async def model(self, call: CommandCall) -> str:
         limits = self.config.current().llm
@@ -29,15 +30,15 @@ class ModelCommands:
         allowed = [limits.model, *(m for m in limits.models if m != limits.model)]
         if not wanted:
             if len(allowed) == 1:
-                return f"This chat uses {current}; the operator has listed no other models."
+                return texts.model_only_one(current)
             listing = "\n".join(f"{'→ ' if m == current else '  '}{m}" for m in allowed)
-            return f"Models (→ this chat's):\n{listing}\n\n/model <name> chooses one."
+            return texts.model_listing(listing)
         if wanted.lower() == "default" or wanted == limits.model:
             if not await self.models.choose(key, None):
-                return f"I couldn't record that just now; this chat still uses {current}."
-            return f"This chat uses the default model again: {limits.model}."
+                return texts.model_not_recorded(current)
+            return texts.model_default_again(limits.model)
         if wanted not in limits.models:
-            return f"{wanted} is not one of the models I may use. Send /model to see them."
+            return texts.model_not_allowed(wanted)
         if not await self.models.choose(key, wanted):
-            return f"I couldn't record that just now; this chat still uses {current}."
-        return f"This chat now uses {wanted}."
+            return texts.model_not_recorded(current)
+        return texts.model_chosen(wanted)

@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.conversation import IncomingMessage
+from bot.i18n import Language, Say, current_language
+from bot.i18n.catalogue import commands as texts
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +32,17 @@ CommandHandler = Callable[[CommandCall], Awaitable[str]]
 @dataclass(frozen=True)
 class Command:
     name: str
-    description: str
+    description: Say | str
+    """For the menu and `/help`: a `Say` from the catalogue (`bot/i18n/`); a plain `str` is
+    shown as it is in every language (not yet translated)."""
     handler: CommandHandler
+
+    def description_in(self, language: Language) -> str:
+        return (
+            self.description.in_(language)
+            if isinstance(self.description, Say)
+            else self.description
+        )
 
 
 def is_command(text: str) -> bool:
@@ -70,13 +81,15 @@ class CommandRegistry:
         and a reply that says so, naming no server detail."""
         command = self._commands.get(call.name)
         if command is None:
-            return f"Unknown command /{call.name}. Send /help to see what I can do."
+            return texts.unknown_command(call.name)
         try:
             return await command.handler(call)
         except Exception as exc:
             log.error("[Commands] /%s failed: %s", call.name, str(exc) or type(exc).__name__)
-            return f"Sorry, /{call.name} failed this time. Please try again in a minute."
+            return texts.command_failed(call.name)
 
     def help_text(self) -> str:
-        lines = [f"/{c.name} — {c.description}" for c in self.menu()]
-        return "Commands:\n" + "\n".join(lines) + "\n\nAnything else you write is a message to me."
+        """The menu in the current language (`bot/i18n/`)."""
+        language = current_language()
+        lines = [f"/{c.name} — {c.description_in(language)}" for c in self.menu()]
+        return texts.help_text("\n".join(lines))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
+from bot.i18n.catalogue.commands import about_reminders
 from bot.reminders import ReminderDesk, ReminderRefused, Requester, texts
 
 
@@ -18,9 +19,7 @@ class ReminderCommands:
     desk: ReminderDesk
 
     def register(self) -> None:
-        self.registry.register(
-            Command("reminders", "your reminders in this chat; cancel one", self.reminders)
-        )
+        self.registry.register(Command("reminders", about_reminders.say(), self.reminders))
 
     async def reminders(self, call: CommandCall) -> str:
         message = call.message

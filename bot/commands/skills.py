@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
+from bot.i18n.catalogue import commands as texts
 from bot.ports.sessions import SessionStore
 from bot.skills import SkillLibrary
 
@@ -21,7 +22,7 @@ class SkillCommands:
     sessions: SessionStore
 
     def register(self) -> None:
-        self.registry.register(Command("skill", "list the skills, or pick one", self.skill))
+        self.registry.register(Command("skill", texts.about_skill.say(), self.skill))
 
     async def skill(self, call: CommandCall) -> str:
         self.library.refresh()
@@ -31,28 +32,26 @@ class SkillCommands:
             return self._listing(session.active_skill)
         if wanted in OFF_WORDS:
             if session.active_skill is None:
-                return "No skill is active in this chat."
+                return texts.no_skill_active()
             was, session.active_skill = session.active_skill, None
             await self.sessions.save(session)
-            return f"Skill {was} is off for this chat."
+            return texts.skill_off(was)
         skill = self.library.get(wanted)
         if skill is None:
-            return f"There is no skill {call.args.strip()!r}. Send /skill to see them."
+            return texts.no_such_skill(repr(call.args.strip()))
         session.active_skill = skill.name
         await self.sessions.save(session)
-        return f"Skill {skill.name} is active in this chat: {skill.description}"
+        return texts.skill_active(skill.name, skill.description)
 
     def _listing(self, active: str | None) -> str:
         skills = self.library.available()
         if not skills:
-            return "There are no skills yet: the operator adds them in preferences/skills/."
+            return texts.no_skills_yet()
         lines = [f"{_mark(s.name == active)}{s.name}: {_short(s.description)}" for s in skills]
-        head = "Skills (→ this chat's):" if active else "Skills (none active in this chat):"
+        head = texts.skills_heading(active is not None)
         if active and self.library.get(active) is None:
-            head = f"Skills (this chat's, {active}, is not available now):"
-        return "\n".join(
-            [head, *lines, "", "/skill <name> activates one, /skill off turns it off."]
-        )
+            head = texts.skills_heading_unavailable(active)
+        return "\n".join([head, *lines, "", texts.skill_usage()])
 
 
 def _mark(active: bool) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.config import RuntimeConfigStore
 from bot.config.model import UsageConfig
+from bot.i18n.catalogue import commands as texts
 from bot.usage.ledger import Tally, UsageRecords, by_model, total
 from bot.usage.metered import spent
 
@@ -22,12 +23,12 @@ class UsageCommands:
     config: RuntimeConfigStore
 
     def register(self) -> None:
-        self.registry.register(Command("usage", "tokens used today and their cost", self.usage))
+        self.registry.register(Command("usage", texts.about_usage.say(), self.usage))
 
     async def usage(self, call: CommandCall) -> str:
         config = self.config.current().usage
         mine = self.ledger.today(call.message.user_id)
-        lines = [f"Today (UTC): {_amount(mine, config)}"]
+        lines = [texts.usage_today(_amount(mine, config))]
         lines += [f"  {model}: {_amount({model: t}, config)}" for model, t in mine.items()]
         lines += _budget_lines(mine, config)
         if call.message.operator:
@@ -37,20 +38,19 @@ class UsageCommands:
     def _everyone(self, config: UsageConfig) -> list[str]:
         everyone = self.ledger.today_all()
         if not everyone:
-            return ["All users today: nothing yet."]
+            return [texts.usage_nobody_yet()]
         ranked = sorted(everyone.items(), key=lambda entry: -total(entry[1]).tokens)
-        lines = [f"All users today ({len(everyone)}): {_amount(by_model(everyone), config)}"]
+        lines = [texts.usage_everyone(len(everyone), _amount(by_model(everyone), config))]
         lines += [f"  {who}: {_amount(models, config)}" for who, models in ranked[:LISTED_USERS]]
         if len(ranked) > LISTED_USERS:
-            lines.append(f"  … and {len(ranked) - LISTED_USERS} more.")
+            lines.append(texts.usage_more_users(len(ranked) - LISTED_USERS))
         return lines
 
 
 def _amount(tallies: dict[str, Tally], config: UsageConfig) -> str:
     summed = total(tallies)
-    text = (
-        f"{summed.tokens:,} tokens ({summed.prompt_tokens:,} in, {summed.completion_tokens:,} "
-        f"out) in {summed.calls:,} call{'' if summed.calls == 1 else 's'}"
+    text = texts.usage_amount(
+        summed.tokens, summed.prompt_tokens, summed.completion_tokens, summed.calls
     )
     return text + _cost(tallies, config)
 
@@ -59,18 +59,19 @@ def _cost(tallies: dict[str, Tally], config: UsageConfig) -> str:
     unpriced = sorted(model for model in tallies if model not in config.prices)
     if len(unpriced) == len(tallies):
         return ""  # no price known: no estimate at all rather than a misleading zero
-    estimate = f", about {spent(tallies, config):.4f} {config.currency}"
-    return estimate + (f" (no price for {', '.join(unpriced)})" if unpriced else "")
+    estimate = texts.usage_cost(f"{spent(tallies, config):.4f}", config.currency)
+    return estimate + (texts.usage_unpriced(", ".join(unpriced)) if unpriced else "")
 
 
 def _budget_lines(mine: dict[str, Tally], config: UsageConfig) -> list[str]:
     lines = []
     if config.daily_token_budget:
         used = total(mine).tokens
-        lines.append(f"Daily budget: {used:,} of {config.daily_token_budget:,} tokens used")
+        lines.append(texts.usage_token_budget(used, config.daily_token_budget))
     if config.daily_cost_budget:
         lines.append(
-            f"Daily budget: {spent(mine, config):.4f} of {config.daily_cost_budget:g} "
-            f"{config.currency} used"
+            texts.usage_cost_budget(
+                f"{spent(mine, config):.4f}", f"{config.daily_cost_budget:g}", config.currency
+            )
         )
     return lines

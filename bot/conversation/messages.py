@@ -136,6 +136,9 @@ class IncomingMessage:
     channel noted it through `on_answered`): the turn is recorded, not run again."""
     file: IncomingFile | None = None
     """A photo or document sent with the text (`bot/pipeline/attachments.py` reads it)."""
+    language_code: str | None = None
+    """The language the sender's app is set to, as the channel says (Telegram's
+    `language_code`, the terminal's `LANG`): the bot's own texts follow it (`bot/i18n/`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", clean_text(self.text))

@@ -13,10 +13,6 @@ from dataclasses import dataclass
 from bot.conversation.messages import IncomingMessage
 
 GROUP_PREFIX = "group:"
-GROUP_FORGET_REFUSAL = (
-    "Only the bot's operators can make me forget what this group told me "
-    "(telegram.adminUsers in the runtime config)."
-)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import zipfile
 from dataclasses import dataclass
 
 from bot.conversation.messages import clean_text
+from bot.i18n.catalogue import media as texts
 from bot.media.kinds import FileKind
 
 _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
@@ -42,7 +43,7 @@ def extract_text(data: bytes, kind: FileKind, max_pages: int, max_chars: int) ->
         return _limited(_docx(data), None, None, max_chars)
     if kind in (FileKind.TEXT, FileKind.MARKDOWN):
         return _limited(_plain(data), None, None, max_chars)
-    raise UnreadableFile(f"I can't read {kind.value} files as documents.")
+    raise UnreadableFile(texts.not_a_document(kind.value))
 
 
 def _limited(text: str, pages: int | None, pages_read: int | None, max_chars: int) -> ExtractedText:
@@ -56,7 +57,7 @@ def _pdf(data: bytes, max_pages: int, max_chars: int) -> ExtractedText:
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise UnreadableFile("This PDF is protected by a password, so I can't read it.")
+            raise UnreadableFile(texts.pdf_password())
         pages = len(reader.pages)
         parts: list[str] = []
         size = read = 0
@@ -70,9 +71,7 @@ def _pdf(data: bytes, max_pages: int, max_chars: int) -> ExtractedText:
     except UnreadableFile:
         raise
     except Exception as exc:  # pypdf raises many types for damaged files
-        raise UnreadableFile(
-            f"This PDF seems damaged: I couldn't read it ({type(exc).__name__})."
-        ) from exc
+        raise UnreadableFile(texts.pdf_damaged(type(exc).__name__)) from exc
     return _limited("\n\n".join(parts), pages, read, max_chars)
 
 
@@ -83,10 +82,7 @@ def _docx(data: bytes) -> str:
     try:
         document = docx.Document(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError, PackageNotFoundError):
-        raise UnreadableFile(
-            "This doesn't look like a Word document (.docx) I can open: the file seems damaged "
-            "or is another format."
-        ) from None
+        raise UnreadableFile(texts.docx_damaged()) from None
     lines = [p.text for p in document.paragraphs]
     for table in document.tables:
         for row in table.rows:
@@ -103,5 +99,5 @@ def _plain(data: bytes) -> str:
     except UnicodeDecodeError:
         text = data.decode("cp1252", errors="replace")
     if "\x00" in text:
-        raise UnreadableFile("This file holds binary data, not text, so I can't read it.")
+        raise UnreadableFile(texts.binary_file())
     return text

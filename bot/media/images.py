@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bot.i18n.catalogue import media as texts
 from bot.media.extraction import UnreadableFile
 
 if TYPE_CHECKING:
@@ -40,10 +41,7 @@ def downscale_image(data: bytes, max_side: int, max_pixels: int) -> PreparedImag
         with image:
             width, height = image.size
             if width * height > max_pixels:
-                raise UnreadableFile(
-                    f"This image is too large to look at ({width}×{height} pixels; the limit "
-                    f"is {max_pixels:,} pixels, media.imageMaxPixels)."
-                )
+                raise UnreadableFile(texts.image_too_large(width, height, max_pixels))
             image.draft("RGB", (max_side, max_side))  # JPEG: decode at a fraction of the size
             image.seek(0)
             picture = ImageOps.exif_transpose(image)
@@ -52,10 +50,7 @@ def downscale_image(data: bytes, max_side: int, max_pixels: int) -> PreparedImag
     except UnreadableFile:
         raise
     except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as exc:
-        raise UnreadableFile(
-            f"I couldn't open this image ({type(exc).__name__}): it seems damaged or is a "
-            "format I don't know."
-        ) from exc
+        raise UnreadableFile(texts.image_unreadable(type(exc).__name__)) from exc
 
 
 def _encoded(picture: Image.Image) -> PreparedImage:

@@ -8,6 +8,8 @@ from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from bot.i18n.catalogue import media as texts
+
 if TYPE_CHECKING:
     from bot.config import RuntimeConfig
     from bot.conversation import IncomingFile
@@ -22,17 +24,6 @@ class FileKind(StrEnum):
 
 
 DOCUMENT_KINDS = (FileKind.PDF, FileKind.DOCX, FileKind.TEXT, FileKind.MARKDOWN)
-SUPPORTED_DOCUMENTS = "PDF, DOCX, TXT and Markdown"
-"""For the message that refuses any other type."""
-
-VISION_OFF = (
-    "I can't look at images: this bot's model is set up for text only (llm.vision is off). "
-    "Please describe what's in it in words."
-)
-UNKNOWN_TYPE = (
-    "I can't open {name}: I read {supported} documents, and look at photos. Nothing was stored."
-)
-
 _BY_SUFFIX = {
     ".pdf": FileKind.PDF,
     ".docx": FileKind.DOCX,
@@ -79,9 +70,9 @@ def refusal_before_reading(file: IncomingFile, config: RuntimeConfig) -> str | N
     off. None when the file is worth reading."""
     kind = file_kind(file.file_name, file.mime_type)
     if kind is None:
-        return UNKNOWN_TYPE.format(name=quoted_name(file.file_name), supported=SUPPORTED_DOCUMENTS)
+        return texts.unknown_type(quoted_name(file.file_name))
     if kind is FileKind.IMAGE and not config.llm.vision:
-        return VISION_OFF
+        return texts.vision_off()
     return None
 
 

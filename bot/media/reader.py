@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.config.model import MediaConfig
+from bot.i18n import current_language
+from bot.i18n.catalogue import media as texts
 from bot.media.extraction import ExtractedText, UnreadableFile
 from bot.media.images import PreparedImage
 from bot.media.kinds import FileKind
@@ -67,25 +69,21 @@ class MediaReader:
 
     async def _run(self, job: dict[str, Any], data: bytes, limits: MediaConfig) -> dict[str, Any]:
         job["memory_mb"] = self._memory_limit_mb
+        job["language"] = current_language().value  # the child's messages are the sender's
         try:
             output = await self._script.run_bytes(
                 data, [json.dumps(job)], limit_seconds=limits.read_timeout_seconds
             )
         except IsolatedFailure as exc:
             log.warning("[Media] reading a %s %s", job.get("kind", "image"), exc)
-            raise UnreadableFile(
-                f"Reading this file {exc}: it may be too large or damaged (the limit is "
-                f"{limits.read_timeout_seconds:g} seconds, media.readTimeoutSeconds)."
-            ) from None
+            raise UnreadableFile(texts.read_stopped(limits.read_timeout_seconds)) from None
         except OSError as exc:
             log.error("[Media] could not start the reading process: %s", exc)
-            raise UnreadableFile(
-                "I couldn't start reading this file (a problem on my side)."
-            ) from None
+            raise UnreadableFile(texts.read_not_started()) from None
         try:
             found = json.loads(output)
         except ValueError:
-            raise UnreadableFile("Reading this file failed (a problem on my side).") from None
+            raise UnreadableFile(texts.read_failed()) from None
         if "error" in found:
             raise UnreadableFile(str(found["error"]))
         return dict(found)

@@ -17,6 +17,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `-I` leaves the repo out
 
+from bot.i18n import FALLBACK, Language, speaking
+from bot.i18n.catalogue import media as texts
 from bot.media.extraction import UnreadableFile, extract_text
 from bot.media.images import downscale_image
 from bot.media.kinds import FileKind
@@ -45,15 +47,21 @@ def main() -> None:
     limit = job["memory_mb"] * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     data = sys.stdin.buffer.read()
-    try:
-        answer = run(job, data)
-    except UnreadableFile as exc:
-        answer = {"error": str(exc)}
-    except MemoryError:
-        answer = {"error": "This file needs more memory to read than I allow, so I stopped."}
-    except Exception as exc:  # a damaged file can break a library anywhere
-        answer = {"error": f"I couldn't read this file ({type(exc).__name__}): it seems damaged."}
+    with speaking(Language(job.get("language", FALLBACK))):
+        answer = answer_to(job, data)
     sys.stdout.write(json.dumps(answer))
+
+
+def answer_to(job: dict[str, Any], data: bytes) -> dict[str, Any]:
+    """The result, or the error in the sender's language."""
+    try:
+        return run(job, data)
+    except UnreadableFile as exc:
+        return {"error": str(exc)}
+    except MemoryError:
+        return {"error": texts.needs_more_memory()}
+    except Exception as exc:  # a damaged file can break a library anywhere
+        return {"error": texts.file_damaged(type(exc).__name__)}
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from bot.conversation.scope import MemoryScope
+from bot.i18n.catalogue import memory as texts
 from bot.storage.atomic import write_atomic
 
 log = logging.getLogger(__name__)
@@ -41,9 +42,9 @@ class RememberSwitch:
     async def status_lines(self, scope: MemoryScope) -> list[str]:
         """The asker's own switch, in whichever chat they ask."""
         if self.damaged is not None:
-            return [f"Remembering: off for everyone ({self.path.name} is unreadable)"]
+            return [texts.remembering_off_for_everyone(self.path.name)]
         if scope.speaker_id in self._off:
-            return ["Remembering: off for you (/remember on resumes)"]
+            return [texts.remembering_off_for_you()]
         return []
 
     async def set_remembering(self, user_id: str, on: bool) -> bool:

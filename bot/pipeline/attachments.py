@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from bot.conversation import ChatMessage, IncomingFile
+from bot.i18n.catalogue import media as texts
 from bot.media.extraction import ExtractedText, UnreadableFile
 from bot.media.kinds import FileKind, file_kind, quoted_name, refusal_before_reading
 from bot.media.library import DocumentLibrary
@@ -22,27 +23,9 @@ from bot.ports.media import MediaReaderPort
 
 log = logging.getLogger(__name__)
 
-NO_TEXT_PDF = (
-    "I opened {name} ({pages}) but found no text in it: it looks like a scan (pictures of "
-    "pages), and I can't read text in pictures. Nothing was stored. A PDF with a text layer, "
-    "or the text pasted in a message, would work."
-)
-EMPTY_FILE = "{name} has no text in it, so there was nothing to remember."
-NOT_REMEMBERING = (
-    "I read {name} ({summary}), but you've turned remembering off (/remember on turns it "
-    "back on), so I haven't kept it."
-)
-RAG_OFF = (
-    "I read {name} ({summary}), but long-term memory is off on this bot (rag.enabled), so I "
-    "can't keep it to answer questions about it later."
-)
 EXCERPT_CHARS = 12_000
 """Of a document sent with a question, this much text goes into the turn's prompt (about
 3,000 tokens); the model finds the rest through long-term memory in later turns."""
-FILED = (
-    "I read {name}: {summary}{cut}. It's in {whose} long-term memory now: ask me about it "
-    "any time (it takes a minute or so to be searchable)."
-)
 
 
 class AttachmentSystem:
@@ -74,7 +57,7 @@ class AttachmentSystem:
                 await self._document(ctx, attachment, kind)
         except UnreadableFile as exc:
             log.info("[Media] could not read a %s: %s", kind or "file", exc)
-            ctx.notice = f"{exc} Nothing was stored."
+            ctx.notice = texts.nothing_stored(str(exc))
 
     async def _image(self, ctx: TurnContext, attachment: IncomingFile) -> None:
         image = await self._reader.prepare_image(attachment.data, ctx.config.media)
@@ -86,9 +69,9 @@ class AttachmentSystem:
         found = await self._reader.read_document(attachment.data, kind, ctx.config.media)
         if not found.text:
             ctx.notice = (
-                NO_TEXT_PDF.format(name=name, pages=_pages(found.pages or 0))
+                texts.no_text_in_pdf(name, found.pages or 0)
                 if kind is FileKind.PDF
-                else EMPTY_FILE.format(name=name)
+                else texts.empty_file(name)
             )
             return
         said = await self._keep(ctx, attachment, found)
@@ -107,20 +90,19 @@ class AttachmentSystem:
         """File the text in the scope's memory when it may be kept; what to tell the sender."""
         name, summary = quoted_name(attachment.file_name), describe(found)
         if not ctx.remembering:
-            return NOT_REMEMBERING.format(name=name, summary=summary)
+            return texts.read_not_remembering(name, _size(found))
         if not ctx.config.rag.enabled:
-            return RAG_OFF.format(name=name, summary=summary)
+            return texts.read_rag_off(name, _size(found))
         scope, at = ctx.memory_scope, ctx.message.received_at
         await self._library.file(scope, ctx.session.key, attachment.file_name, found.text, at)
         source = f"turn:{ctx.session.key}:{at:%Y%m%dT%H%M%S%f}"
         if ctx.config.memory.enabled:
             await self._library.note(scope, attachment.file_name, at, summary, source)
-        whose = "this group's" if scope.is_group else "my"
-        return FILED.format(name=name, summary=summary, cut=_cut_note(found), whose=whose)
+        return texts.filed(name, _size(found), _cut_note(found), scope.is_group)
 
 
 def describe(found: ExtractedText) -> str:
-    """What was read, for replies and the note: `3 pages, 5,210 characters`."""
+    """What was read, for the note in memory and the model: `3 pages, 5,210 characters`."""
     chars = f"{len(found.text):,} character{'s' if len(found.text) != 1 else ''}"
     return chars if found.pages is None else f"{_pages(found.pages)}, {chars}"
 
@@ -129,9 +111,16 @@ def _pages(count: int) -> str:
     return f"{count} page{'s' if count != 1 else ''}"
 
 
+def _size(found: ExtractedText) -> str:
+    """`describe`, for the sender: in their language."""
+    if found.pages is None:
+        return texts.size_in_characters(len(found.text))
+    return texts.size_in_pages(found.pages, len(found.text))
+
+
 def _cut_note(found: ExtractedText) -> str:
     if found.truncated:
-        return " (the rest was cut: the limit is media.documentMaxChars)"
+        return texts.rest_cut()
     if found.pages is not None and found.pages_read is not None and found.pages_read < found.pages:
-        return f" (I read the first {found.pages_read} pages: the limit is media.documentMaxPages)"
+        return texts.first_pages_read(found.pages_read)
     return ""

@@ -9,17 +9,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 
+from bot.i18n.catalogue import notices
 from bot.pipeline.context import TurnContext
-
-NO_ANSWER = (
-    "Sorry, something went wrong on my side and I have no answer for this message. "
-    "Please try again."
-)
 
 
 def reply_text(ctx: TurnContext) -> str:
     """The answer, else the notice explaining why there is none, else an honest apology."""
-    return ctx.final_text or ctx.notice or NO_ANSWER
+    return ctx.final_text or ctx.notice or notices.no_answer()
 
 
 async def deliver(ctx: TurnContext) -> None:

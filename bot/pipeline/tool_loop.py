@@ -8,6 +8,7 @@ from typing import Protocol
 
 from bot.config.model import LlmConfig
 from bot.conversation import ChatMessage, recent_history
+from bot.i18n.catalogue import notices
 from bot.pipeline.context import TurnContext
 from bot.ports.llm import (
     ImageInput,
@@ -74,10 +75,7 @@ class ToolLoopSystem:
             return
         except TimeoutError:
             log.warning("[ToolLoop] turn deadline of %ss reached", limits.turn_deadline_seconds)
-            ctx.notice = (
-                f"I couldn't finish within {limits.turn_deadline_seconds:g} seconds, so I stopped. "
-                "Please try again, or ask for less at once."
-            )
+            ctx.notice = notices.turn_deadline(limits.turn_deadline_seconds)
             return
         ctx.turn_messages = messages
         ctx.final_text = messages[-1].content or ""
@@ -113,10 +111,7 @@ class ToolLoopSystem:
             tool_calls_made += len(response.tool_calls)
             if tool_calls_made > limits.max_tool_calls:
                 log.warning("[ToolLoop] llm.maxToolCalls (%d) reached", limits.max_tool_calls)
-                raise TurnLimitReached(
-                    f"I stopped after {limits.max_tool_calls} tool calls without reaching an "
-                    "answer. Please try again, or ask for less at once."
-                )
+                raise TurnLimitReached(notices.too_many_tool_calls(limits.max_tool_calls))
             turn.append(ChatMessage.assistant(response.text, response.tool_calls))
             skill = ctx.session.active_skill
             turn += await self._run_tools(ctx, limits, response, tool_context)
@@ -125,10 +120,7 @@ class ToolLoopSystem:
                 prompt[0] = ChatMessage(role="system", content=await self._prompt.refreshed(ctx))
 
         log.warning("[ToolLoop] llm.maxToolIterations (%d) reached", limits.max_tool_iterations)
-        raise TurnLimitReached(
-            f"I stopped after {limits.max_tool_iterations} model calls without reaching an "
-            "answer. Please try again, or ask for less at once."
-        )
+        raise TurnLimitReached(notices.too_many_model_calls(limits.max_tool_iterations))
 
     async def _run_tools(
         self, ctx: TurnContext, limits: LlmConfig, response: LlmResponse, tool_context: ToolContext
@@ -166,10 +158,7 @@ def _showing(ctx: TurnContext) -> TextListener:
 
 def with_cut_note(text: str | None, limits: LlmConfig) -> str:
     """`text` cut at `llm.maxOutputChars`, saying so at its end."""
-    note = (
-        f"[The answer was cut here: it passed the limit of {limits.max_output_chars:,} "
-        "characters (llm.maxOutputChars).]"
-    )
+    note = notices.answer_cut(limits.max_output_chars)
     return f"{text.rstrip()}\n\n{note}" if text and text.strip() else note
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from bot.config import RuntimeConfigStore
 from bot.conversation.scope import MemoryScope
+from bot.i18n.catalogue import notices as texts
 from bot.ports.memory import UserMemoryStore
 from bot.ports.rag import RagHealthCheck
 from bot.rag.queue import IndexQueue
@@ -43,16 +44,12 @@ class RagStatus:
         if config.rag.enabled:
             health = await self._rag.health()
             used = effective_style(config, self._owners())
-            style = f"{used} style, {config.rag.query_mode} mode"
-            state = "healthy" if health.healthy else "not available"
-            lines.append(f"LightRAG: {health.detail if operator else state} ({style})")
+            state = health.detail if operator else texts.rag_state(health.healthy)
+            lines.append(texts.rag_line(state, used, config.rag.query_mode))
             count = await self._documents.count_for(scope.owner)
-            whose = "This group's" if scope.is_group else "Your"
-            lines.append(f"{whose} long-term documents: {count}")
+            lines.append(texts.rag_documents(scope.is_group, count))
         if config.rag.enabled or self._queue.depth:
-            failed = self._queue.failed_count()
-            extra = f", {failed} set aside" if failed else ""
-            lines.append(f"Index queue: {self._queue.depth} waiting{extra}")
+            lines.append(texts.index_queue(self._queue.depth, self._queue.failed_count()))
         if refusal:
             lines.append(refusal_notice(refusal))
         return lines

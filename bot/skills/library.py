@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.conversation.scope import MemoryScope
+from bot.i18n.catalogue import commands as texts
 from bot.skills.parsing import SKILL_FILE, InvalidSkill, Skill, parse_skill
 
 log = logging.getLogger(__name__)
@@ -78,9 +79,9 @@ class SkillLibrary:
         self.refresh()
         if not self._skills and not self._problems:
             return []
-        names = ", ".join(sorted(self._skills)) or "none"
-        lines = [f"Skills: {len(self._skills)} ({names}); /skill lists them"]
-        lines += [f"⚠ Skill {p.folder} left out: {p.reason}" for p in self._problems[:10]]
+        names = ", ".join(sorted(self._skills)) or texts.none_listed()
+        lines = [texts.skills_status(len(self._skills), names)]
+        lines += [texts.skill_left_out(p.folder, p.reason) for p in self._problems[:10]]
         return lines
 
     def _folders(self) -> list[Path]:

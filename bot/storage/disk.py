@@ -17,6 +17,7 @@ import os
 from typing import Protocol
 
 from bot.conversation.scope import MemoryScope
+from bot.i18n.catalogue import notices as texts
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,10 @@ class DiskHealth:
         if not self._failing:
             return []
         first = next(iter(self._failing.values()))
-        state = "full" if first.errno in _FULL else "not writable"
-        waiting = [f"{b.unwritten()} {b.unwritten_label}" for b in self._backlogs if b.unwritten()]
-        kept = f"; kept in memory and retried: {', '.join(waiting)}" if waiting else ""
-        return [f"⚠ Disk {state} ({describe(first)}): recent changes may not be saved{kept}"]
+        waiting = [
+            f"{b.unwritten()} {texts.backlog_name(b.unwritten_label)}"
+            for b in self._backlogs
+            if b.unwritten()
+        ]
+        full = first.errno in _FULL
+        return [texts.disk_trouble(full, describe(first), ", ".join(waiting))]

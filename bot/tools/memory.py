@@ -7,7 +7,6 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from bot.conversation.scope import GROUP_FORGET_REFUSAL
 from bot.memory.episodes import attributed
 from bot.memory.items import ItemType, new_item
 from bot.memory.packing import render_line
@@ -16,6 +15,12 @@ from bot.tools.registry import ToolContext
 
 TOOL_CONFIDENCE = 0.95
 MAX_TEXT_CHARS = 1000
+
+GROUP_FORGET_REFUSAL_FOR_THE_MODEL = (
+    "Only the bot's operators can make me forget what this group told me "
+    "(telegram.adminUsers in the runtime config)."
+)
+"""A tool result: the model reads it and tells the user in their words."""
 
 
 class MemoryArguments(BaseModel):
@@ -55,7 +60,7 @@ class MemoryTool:
         scope = context.memory_scope
         if args.action == "forget":
             if not scope.may_forget:
-                return f"Not forgotten: {GROUP_FORGET_REFUSAL}"
+                return f"Not forgotten: {GROUP_FORGET_REFUSAL_FOR_THE_MODEL}"
             return await self._forget(args.item_id, scope.owner)
         text = " ".join(args.text.split())
         if not text:

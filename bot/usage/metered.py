@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from bot.config.model import UsageConfig
 from bot.conversation.session import CHARS_PER_TOKEN
+from bot.i18n.catalogue import notices
 from bot.ports.llm import LlmError, LlmPort, LlmRequest, LlmResponse, TextListener, TokenUsage
 from bot.ports.metrics import NO_METRICS, LlmCallObserver, LlmOutcome
 from bot.usage.ledger import Tally, UsageRecords, total
@@ -91,15 +92,9 @@ class _Shown:
 def budget_refusal(today: dict[str, Tally], config: UsageConfig) -> str | None:
     """What to tell a user at their daily budget; None while they are under it."""
     if config.daily_token_budget and total(today).tokens >= config.daily_token_budget:
-        return (
-            f"You have used today's budget of {config.daily_token_budget:,} tokens, so I "
-            "can't answer until midnight UTC. /usage shows what you used."
-        )
+        return notices.token_budget_reached(config.daily_token_budget)
     if config.daily_cost_budget and spent(today, config) >= config.daily_cost_budget:
-        return (
-            f"You have used today's budget of {config.daily_cost_budget:g} {config.currency}, "
-            "so I can't answer until midnight UTC. /usage shows what you used."
-        )
+        return notices.cost_budget_reached(f"{config.daily_cost_budget:g}", config.currency)
     return None
 
 

@@ -11,9 +11,9 @@ import aiohttp
 import pytest
 
 from bot.adapters.telegram import TelegramOptions, WebhookOptions
-from bot.adapters.telegram.handlers import GAVE_UP_TEXT
 from bot.adapters.telegram.inbox import UpdateInbox
 from bot.app import BotApp
+from bot.i18n.catalogue.telegram import gave_up
 from bot.rag.documents import owner_tag_of
 from bot.storage.sessions import JsonSessionStore
 from tests.conftest import edit_runtime_config
@@ -130,7 +130,7 @@ async def test_start_greets_publishes_the_menu_and_calls_no_llm(start_bot, teleg
     await start_bot()
     assert {c["command"] for c in telegram.commands} == {
         "start", "help", "new", "stop", "compact", "status", "model", "skill", "usage",
-        "memory", "forget", "remember", "reminders", "voice",
+        "memory", "forget", "remember", "reminders", "voice", "language",
     }  # fmt: skip
     telegram.send_text(ALICE, "/start")
     (greeting,) = await replies(telegram, ALICE.id)
@@ -726,7 +726,7 @@ async def test_a_message_cut_short_twice_gets_an_apology_instead_of_a_third_try(
     fake_llm.responder = EchoResponder()
     await start_bot()
     await replies(telegram, ALICE.id, 3)
-    assert telegram.texts(ALICE.id)[2] == GAVE_UP_TEXT
+    assert telegram.texts(ALICE.id)[2] == gave_up()
     assert len(fake_llm.requests) == 2, "no third try"
     telegram.send_text(ALICE, "hello again")
     await replies(telegram, ALICE.id, 4)

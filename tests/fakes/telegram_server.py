@@ -81,13 +81,15 @@ class User:
     first_name: str = "Test"
     username: str | None = None
     is_bot: bool = False
+    language_code: str | None = "en"
+    """The language the user's Telegram app is set to; None: Telegram does not say."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
         if self.username:
             data["username"] = self.username
-        if not self.is_bot:
-            data["language_code"] = "en"
+        if not self.is_bot and self.language_code:
+            data["language_code"] = self.language_code
         return data
 
 
@@ -230,6 +232,9 @@ class FakeTelegramServer(BackgroundServer):
         self.downloads: list[str] = []
         """file_ids whose bytes the bot fetched, in order."""
         self.commands: list[dict[str, Any]] = []
+        """The command menu for every user (setMyCommands without a language)."""
+        self.commands_by_language: dict[str, list[dict[str, Any]]] = {}
+        """Menus for the users of one app language (setMyCommands with `language_code`)."""
         self.drafts: list[Draft] = []
         self.offers_drafts = True
         """False: answer `sendMessageDraft` as a Bot API server without it does (404)."""
@@ -609,14 +614,25 @@ class FakeTelegramServer(BackgroundServer):
                 raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
             if not 1 <= len(command.get("description", "")) <= 256:
                 raise ApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
-        self.commands = list(commands)
+        language = params.get("language_code") or ""
+        if language and not re.fullmatch(r"[a-z]{2}", language):
+            raise ApiError(400, "Bad Request: invalid language code specified")
+        if language:
+            self.commands_by_language[language] = list(commands)
+        else:
+            self.commands = list(commands)
         return True
 
     async def _get_my_commands(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        return list(self.commands)
+        language = params.get("language_code") or ""
+        return list(self.commands_by_language.get(language, []) if language else self.commands)
 
     async def _delete_my_commands(self, params: dict[str, Any]) -> bool:
-        self.commands = []
+        language = params.get("language_code") or ""
+        if language:
+            self.commands_by_language.pop(language, None)
+        else:
+            self.commands = []
         return True
 
     async def _get_chat(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 import json
 import random
 
-from bot.adapters.telegram.handlers import GAVE_UP_TEXT
+from bot.i18n.catalogue.telegram import gave_up
 from tests.fakes.llm import echo
 from tests.fakes.openai_server import Reply
 from tests.system.harness import SystemStack
@@ -119,7 +119,7 @@ def test_a_message_whose_turn_dies_twice_gets_an_apology_not_a_third_try(
         stack.bot.kill()  # mid-turn, as a crash would
 
     stack.bot.start(stack.telegram)
-    assert stack.wait_replies(user, 1) == [GAVE_UP_TEXT]
+    assert stack.wait_replies(user, 1) == [gave_up()]
     assert stack.converse(user, "Are you still there?") == echo("Are you still there?")
     assert len(llm.requests) == 3, "the message itself was not tried a third time"
     assert "was cut short 2 times" in stack.bot.log()

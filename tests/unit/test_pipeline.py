@@ -6,8 +6,9 @@ from bot.chat_locks import ChatLanes
 from bot.commands import CommandRegistry
 from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.conversation import ChatAddress, IncomingMessage, Session
+from bot.i18n.catalogue.notices import no_answer
 from bot.pipeline import DuplicateOrderError, Pipeline, TurnContext
-from bot.pipeline.response_routing import NO_ANSWER, ResponseRoutingSystem
+from bot.pipeline.response_routing import ResponseRoutingSystem
 from bot.storage.sessions import JsonSessionStore
 from bot.turns import TurnRunner
 from tests.fakes.channel import RecordingChannel
@@ -90,7 +91,7 @@ async def test_user_gets_an_honest_reply_when_no_system_answers(tmp_path):
     channel = RecordingChannel()
     runner, _ = runner_for(tmp_path, [Recorder("broken", 30, [], fail=True)])
     await runner.handle(IncomingMessage(ADDRESS, "u1", "hi"), channel)
-    assert channel.texts() == [NO_ANSWER]
+    assert channel.texts() == [no_answer()]
 
 
 async def test_reply_still_arrives_when_routing_itself_fails(tmp_path):
@@ -126,5 +127,5 @@ async def test_the_reply_guarantee_finishes_a_half_streamed_message(tmp_path):
     await runner.handle(IncomingMessage(ADDRESS, "u1", "hi"), channel)
     (stream,) = channel.streams
     assert stream.updates == ["half an ans"]
-    assert stream.final == NO_ANSWER, "the preview is replaced, not left half-written"
+    assert stream.final == no_answer(), "the preview is replaced, not left half-written"
     assert channel.texts() == []

@@ -8,6 +8,7 @@ from bot.chat_locks import ChatLanes
 from bot.commands import CommandRegistry, CoreCommands
 from bot.config import RuntimeConfigStore
 from bot.conversation import ChatAddress, IncomingMessage, ToolCall
+from bot.i18n.catalogue.notices import stopped_note
 from bot.pipeline import Pipeline
 from bot.pipeline.response_routing import ResponseRoutingSystem
 from bot.pipeline.tool_loop import ToolLoopSystem
@@ -15,7 +16,7 @@ from bot.ports.llm import LlmResponse
 from bot.running_turns import RunningTurns, TurnStopped
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
-from bot.turns import STOPPED_NOTE, TurnRunner
+from bot.turns import TurnRunner
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.llm import ScriptedLlm
 from tests.unit.test_tool_loop import SlowArgs
@@ -126,10 +127,10 @@ async def test_a_turn_stopped_in_a_tool_call_keeps_the_text_shown_and_no_half_to
     await turn
 
     assert parked.cancelled, "the running tool was cancelled"
-    assert channel.streams[0].final == f"Let me check that.\n\n{STOPPED_NOTE}"
+    assert channel.streams[0].final == f"Let me check that.\n\n{stopped_note()}"
     assert channel.texts()[0].startswith("Stopped.")
     session = await JsonSessionStore(tmp_path / "sessions").load(ADDRESS.session_key)
     assert [(m.role, m.content, m.tool_calls) for m in session.messages] == [
         ("user", "check", []),
-        ("assistant", f"Let me check that.\n\n{STOPPED_NOTE}", []),
+        ("assistant", f"Let me check that.\n\n{stopped_note()}", []),
     ]

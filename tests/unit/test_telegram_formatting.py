@@ -6,13 +6,13 @@ import pytest
 from telegramify_markdown import MessageEntity
 
 from bot.adapters.telegram.formatting import (
-    EMPTY_REPLY,
     plain_parts,
     render_markdown,
     without_formatting,
 )
 from bot.adapters.telegram.splitting import TELEGRAM_TEXT_LIMIT, MessagePart, split_message
-from bot.commands.memory import FORGET_USAGE
+from bot.i18n.catalogue.memory import forget_usage
+from bot.i18n.catalogue.telegram import empty_reply
 from tests.fakes.telegram_server import entity_problem, utf16_len
 
 
@@ -149,8 +149,8 @@ def test_rtl_and_mixed_scripts_split_on_spaces():
 
 
 def test_blank_or_empty_answers_still_give_a_message():
-    assert plain_parts("   \n\n ") == [MessagePart(EMPTY_REPLY)]
-    assert render_markdown("") == [MessagePart(EMPTY_REPLY)]
+    assert plain_parts("   \n\n ") == [MessagePart(empty_reply())]
+    assert render_markdown("") == [MessagePart(empty_reply())]
     assert render_markdown("<br>")[0].text.strip()
 
 
@@ -183,7 +183,7 @@ def test_code_block_that_fits_one_message_starts_a_new_one_rather_than_split():
 @pytest.mark.parametrize(
     "markdown",
     [
-        FORGET_USAGE,
+        forget_usage(),
         "/forget <id> deletes one item, /forget all deletes everything.",
         "Use List<String> here, and <b>this</b> is shown as written.",
         "<div>\nan HTML block\n</div>",

@@ -39,7 +39,9 @@ from bot.adapters.telegram.voice_replies import VoiceReplies, VoiceSwitch
 from bot.adapters.telegram.webhook import WebhookReceiver
 from bot.commands import Command
 from bot.config import RuntimeConfigStore
+from bot.i18n import FALLBACK, Language
 from bot.ports.health import Health, HealthState
+from bot.ports.language import LanguagePreference
 from bot.ports.speech import SpeechPort
 from bot.retry import RetryPolicy
 
@@ -69,9 +71,11 @@ class TelegramBot:
         options: TelegramOptions,
         inbox: UpdateInbox,
         speech: SpeechPort | None = None,
+        languages: LanguagePreference | None = None,
     ) -> None:
         """`menu` lists the commands published at start; `inbox` keeps received updates.
-        `speech` None: voice notes get a "please write" answer, answers are text only."""
+        `speech` None: voice notes get a "please write" answer, answers are text only.
+        `languages`: each user's `/language` (None: their app's language, else English)."""
         self.options = options
         self._menu = menu
         self._start_retry = RetryPolicy(
@@ -151,6 +155,8 @@ class TelegramBot:
         self._receiving = False
         self.on_started: list[Callable[[], None]] = []
         """Told once the bot can send (after `start`): reminders are delivered from then on."""
+        if languages is not None:
+            self.handler.languages = languages
         self.voice_replies: VoiceReplies | None = None
         """Answers spoken where a chat asked (`/voice`, registered by `BotApp.build`)."""
         if speech is not None:
@@ -269,15 +275,19 @@ class TelegramBot:
         )
 
     async def _publish_menu(self) -> None:
-        menu = [
-            BotCommand(c.name, c.description)
-            for c in self._menu()
-            if _MENU_NAME.fullmatch(c.name) and 1 <= len(c.description) <= 256
-        ]
-        try:
-            await self.application.bot.set_my_commands(menu)
-        except TelegramError as exc:  # the bot works without a menu; say so and go on
-            log.warning("[Telegram] could not publish the command menu: %s", exc)
+        """One menu per language the bot speaks: the fallback's for every user, and each
+        other's for the users whose app is set to it (`language_code`)."""
+        for language in Language:
+            menu = [
+                BotCommand(c.name, c.description_in(language))
+                for c in self._menu()
+                if _MENU_NAME.fullmatch(c.name) and 1 <= len(c.description_in(language)) <= 256
+            ]
+            code = None if language is FALLBACK else language.value
+            try:
+                await self.application.bot.set_my_commands(menu, language_code=code)
+            except TelegramError as exc:  # the bot works without a menu; say so and go on
+                log.warning("[Telegram] could not publish the %s command menu: %s", language, exc)
 
 
 def _bad_token_message(api_url: str) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from bot.commands import Command, CommandCall, CommandRegistry
 from bot.config import RuntimeConfigStore
+from bot.i18n.catalogue import commands as texts
 
 
 @dataclass
@@ -16,21 +17,9 @@ class StartCommand:
 
     def register(self, registry: CommandRegistry) -> None:
         """Called by the composition root (`BotApp.build`) when the bot runs in Telegram."""
-        registry.register(Command("start", "what I do and what I remember", self.start))
+        registry.register(Command("start", texts.about_start.say(), self.start))
 
     async def start(self, call: CommandCall) -> str:
         config = self.config.current()
-        name = call.message.user_name
         remembers = config.memory.enabled or config.rag.enabled
-        memory = (
-            "I keep our conversation, so follow-up questions work, and I remember what you "
-            "tell me across conversations."
-            if remembers
-            else "I keep our conversation, so follow-up questions work."
-        )
-        return (
-            f"Hi{f' {name}' if name else ''}! I'm your assistant: ask me anything, "
-            "and I can use tools such as a calculator and the clock.\n"
-            f"{memory}\n"
-            "/new starts a fresh conversation, /help lists the commands."
-        )
+        return texts.start_greeting(call.message.user_name or "", remembers)

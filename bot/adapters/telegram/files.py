@@ -23,6 +23,7 @@ from telegram.error import BadRequest, TelegramError
 from bot.adapters.telegram.http_transport import AiohttpRequest, BodyTooLarge
 from bot.adapters.telegram.inbound import Attachment
 from bot.adapters.telegram.options import TELEGRAM_API_URL
+from bot.i18n.catalogue import telegram as texts
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +38,14 @@ class FileTooLarge(Exception):
 
     def __init__(self, kind: str, limit_bytes: int) -> None:
         self.limit_bytes = limit_bytes
-        super().__init__(
-            f"This {kind} is too large for me: I can take files of up to "
-            f"{megabytes(limit_bytes)}. Please send a shorter or smaller one."
-        )
+        super().__init__(texts.file_too_large(kind, megabytes(limit_bytes)))
 
 
 class FileUnavailable(Exception):
     """Telegram would not hand the file over (gone, network down); worth another try later."""
 
     def __init__(self, kind: str) -> None:
-        super().__init__(
-            f"I could not fetch this {kind} from Telegram. Please send it again in a moment."
-        )
+        super().__init__(texts.file_unavailable(kind))
 
 
 def megabytes(size: int) -> str:

@@ -20,10 +20,10 @@ from bot.adapters.telegram.splitting import (
     split_message,
     utf16_offsets,
 )
+from bot.i18n.catalogue import telegram as texts
 
 log = logging.getLogger(__name__)
 
-EMPTY_REPLY = "(empty reply)"
 # An isolated render config: the library's global one is shared mutable state.
 _RENDER_CONFIG = RenderConfig.isolated()
 _HTML_PASSES = 50
@@ -76,7 +76,7 @@ def _is_html(event: object) -> bool:
 
 def plain_parts(text: str, limit: int = TELEGRAM_TEXT_LIMIT) -> list[MessagePart]:
     """`text` as unformatted parts, at least one (Telegram refuses an empty message)."""
-    return split_message(text, (), limit) or [MessagePart(EMPTY_REPLY)]
+    return split_message(text, (), limit) or [MessagePart(texts.empty_reply())]
 
 
 def without_formatting(part: MessagePart, limit: int = TELEGRAM_TEXT_LIMIT) -> MessagePart:

@@ -24,40 +24,22 @@ from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.adapters.telegram.voice_notes import Unheard, VoiceNotes, heard_line
 from bot.adapters.telegram.voice_replies import VoiceReplies
 from bot.commands import parse_command
-from bot.config import RuntimeConfigStore
+from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.conversation import IncomingFile, IncomingMessage
+from bot.i18n import LanguageChoices, speaking
+from bot.i18n.catalogue import telegram as texts
 from bot.media.kinds import refusal_before_reading
 from bot.ports.channel import ChannelPort, DeliveryFailed
+from bot.ports.language import LanguagePreference
 
 log = logging.getLogger(__name__)
 
 MessageHandlerFn = Callable[[IncomingMessage, ChannelPort], Awaitable[None]]
 
-ATTACHMENT_ONLY = (
-    "I can only read text, so this {kind} is lost on me. Please write your message as text; "
-    "a caption on a photo or a file is read as text too."
-)
 ATTACHMENT_NOTE = "\n\n(Attached: a {kind}, which the bot cannot open.)"
-GAVE_UP_TEXT = "Sorry, I could not process this message (it failed twice)."
+"""For the model, in the message's text: the model answers in the user's words."""
 MAX_TURN_STARTS = 2
 """A message whose turn was cut short (crash, kill, shutdown) this often is not tried again."""
-UNHEARD_TEXT = "Sorry, something went wrong while I listened to this. Please try again."
-EMPTY_MENTION = "Yes? Write your question in the same message as the mention."
-
-
-def refusal_text(user_id: int) -> str:
-    return (
-        "Sorry, this is a private assistant and you are not on its list of users. "
-        f"If you know its owner, send them your Telegram user id: {user_id}"
-    )
-
-
-def slow_down_text(admission: Admission) -> str:
-    return (
-        f"You are sending messages faster than I take them ({admission.limit_per_minute} a "
-        f"minute), so I skipped this one. Please send it again in {admission.retry_in_seconds} "
-        "seconds; messages sent before then are skipped too."
-    )
 
 
 class TelegramUpdateHandler:
@@ -87,9 +69,11 @@ class TelegramUpdateHandler:
         self.files: TelegramFiles | None = None
         """Downloads photos and documents for the core to read (`shared_files.py`)."""
         self.voice_notes: VoiceNotes | None = None
-        """Transcribes voice notes, audio and video notes; None: they get `ATTACHMENT_ONLY`."""
+        """Transcribes voice notes, audio and video notes; None: they get `attachment_only`."""
         self.voice_replies: VoiceReplies | None = None
         """Speaks answers where wanted; None: text only."""
+        self.languages: LanguagePreference = LanguageChoices(None)
+        """Each user's `/language` (`BotApp.build` hands in the one on disk)."""
 
     async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert self.me is not None, "the bot identity is set at start-up"
@@ -97,6 +81,11 @@ class TelegramUpdateHandler:
         inbound = read_update(update, self.me, config.telegram.require_mention_in_groups)
         if inbound is None:
             return
+        language = self.languages.language_for(str(inbound.user_id), inbound.language_code)
+        with speaking(language):  # what this channel says itself, too
+            await self._take(update, inbound, config)
+
+    async def _take(self, update: Update, inbound: Inbound, config: RuntimeConfig) -> None:
         admission = self._gate.admit(inbound.user_id, inbound.sent_at.timestamp(), config)
         if admission.verdict is not Verdict.ALLOW:
             await self._turn_away(inbound, admission)
@@ -108,7 +97,7 @@ class TelegramUpdateHandler:
             return
         await self._delete_leftover_preview(update.update_id, inbound)
         if self._failed_before(update.update_id):
-            await self._reply(inbound, GAVE_UP_TEXT)
+            await self._reply(inbound, texts.gave_up())
             return  # handled: the inbox marks it done
         if self.files is not None and is_shared_file(inbound.attachment):
             await self._run_file_turn(inbound, operator, update.update_id, self.files)
@@ -119,10 +108,10 @@ class TelegramUpdateHandler:
                 return
             inbound = heard
         if inbound.attachment and not inbound.text:
-            await self._reply(inbound, ATTACHMENT_ONLY.format(kind=inbound.attachment.spoken))
+            await self._reply(inbound, texts.attachment_only(inbound.attachment.spoken))
             return
         if not inbound.text:
-            await self._reply(inbound, EMPTY_MENTION)
+            await self._reply(inbound, texts.empty_mention())
             return
         await self._run_turn(inbound, operator, update.update_id)
 
@@ -141,7 +130,7 @@ class TelegramUpdateHandler:
         why it gave no words (the indicator stops then, whatever went wrong)."""
         assert self.voice_notes is not None and inbound.attachment is not None
         self._typing.start(inbound.address)
-        heard, failure = None, UNHEARD_TEXT
+        heard, failure = None, texts.unheard()
         try:
             heard = await self.voice_notes.listen(inbound)
         except Unheard as exc:
@@ -227,6 +216,7 @@ class TelegramUpdateHandler:
             on_answered=on_answered if inbox is not None or speak else None,
             answered_before=answered,
             file=file,
+            language_code=inbound.language_code,
         )
         reply_to = inbound.message_id if inbound.in_group else None
         reply_to_in_this_turn(inbound.address, reply_to)
@@ -246,14 +236,17 @@ class TelegramUpdateHandler:
         if admission.verdict is Verdict.REFUSE:
             # Strangers: their id and the time (in the log line's stamp), nothing else.
             log.info("[Telegram] refused user %s: not in telegram.allowedUsers", inbound.user_id)
-            await self._reply(inbound, refusal_text(inbound.user_id))
+            await self._reply(inbound, texts.stranger_refused(inbound.user_id))
         elif admission.verdict is Verdict.SLOW_DOWN:
             log.info(
                 "[Telegram] user %s is over %d messages a minute",
                 inbound.user_id,
                 admission.limit_per_minute,
             )
-            await self._reply(inbound, slow_down_text(admission))
+            await self._reply(
+                inbound,
+                texts.slow_down(admission.limit_per_minute, admission.retry_in_seconds),
+            )
 
     async def _reply(self, inbound: Inbound, text: str) -> None:
         reply_to = inbound.message_id if inbound.in_group else None

@@ -83,6 +83,8 @@ class Inbound:
     """What else came with it (a photo, a voice note...), if anything."""
     in_group: bool
     user_name: str | None = None
+    language_code: str | None = None
+    """The language the sender's Telegram app is set to (`ru`, `en-GB`), when it says."""
     transcript: str | None = None
     """What was said in the attached voice note, audio or video note, once transcribed; it is
     part of `text` too."""
@@ -132,6 +134,7 @@ def read_update(update: Update, me: BotIdentity, require_mention: bool) -> Inbou
         attachment=attachment_of(message),
         in_group=in_group,
         user_name=message.from_user.first_name,
+        language_code=message.from_user.language_code,
     )
 
 

@@ -18,6 +18,7 @@ from bot.adapters.telegram.inbound import Attachment, Inbound
 from bot.audio import AudioTooLong, AudioUnreadable, NoSound, for_transcription
 from bot.config import RuntimeConfigStore
 from bot.config.model import TranscriptionConfig
+from bot.i18n.catalogue import telegram as texts
 from bot.ports.speech import SpeechError, SpeechPort
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ def heard_line(transcript: str) -> str:
     shown = transcript
     if len(shown) > HEARD_PREVIEW_CHARS:
         shown = shown[:HEARD_PREVIEW_CHARS].rstrip() + "…"
-    return f"I heard: “{shown}”"
+    return texts.heard(shown)
 
 
 class VoiceNotes:
@@ -57,10 +58,7 @@ class VoiceNotes:
         assert attachment is not None and attachment.kind in AUDIO_KINDS
         config = self._config.current().speech.transcription
         if not config.enabled:
-            raise Unheard(
-                f"I can't listen to a {attachment.spoken} on this bot (speech transcription "
-                "is off). Please write your message as text."
-            )
+            raise Unheard(texts.transcription_off(attachment.spoken))
         _check_length(attachment, config)
         try:
             data = await self._files.download(attachment)
@@ -79,23 +77,18 @@ class VoiceNotes:
                 for_transcription, data, config.upload_format, config.max_minutes * 60
             )
         except NoSound:
-            raise Unheard(f"This {kind} is empty: there is no sound in it.") from None
+            raise Unheard(texts.no_sound(kind)) from None
         except AudioUnreadable as exc:
             log.info("[Speech] a %s could not be decoded: %s", attachment.kind, exc)
-            raise Unheard(
-                f"I could not play this {kind}: it seems damaged, or in a format I don't know."
-            ) from None
+            raise Unheard(texts.audio_unplayable(kind)) from None
         except AudioTooLong:
             raise Unheard(_too_long(kind, config)) from None
         try:
             transcript = await self._speech.transcribe(clip, config)
         except SpeechError as exc:
-            raise Unheard(
-                f"I could not transcribe this {kind}: {exc.reason}. Please try again later, "
-                "or write it as text."
-            ) from None
+            raise Unheard(texts.not_transcribed(kind, exc.reason)) from None
         if not transcript:
-            raise Unheard(f"I listened, but could not make out any words in this {kind}.")
+            raise Unheard(texts.no_words(kind))
         return transcript
 
 
@@ -106,7 +99,4 @@ def _check_length(attachment: Attachment, config: TranscriptionConfig) -> None:
 
 
 def _too_long(kind: str, config: TranscriptionConfig) -> str:
-    return (
-        f"This {kind} is too long for me: I listen to up to {config.max_minutes:g} minutes. "
-        "Please send a shorter one."
-    )
+    return texts.audio_too_long(kind, config.max_minutes)

@@ -15,8 +15,6 @@ import asyncio
 import logging
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
-
 from bot.adapters.telegram.delivery import TelegramSender
 from bot.adapters.telegram.formatting import render_markdown
 from bot.adapters.telegram.inbound import Inbound
@@ -24,22 +22,15 @@ from bot.audio import AudioTooLong, AudioUnreadable, to_voice_note
 from bot.commands import Command, CommandCall, CommandRegistry
 from bot.config import RuntimeConfigStore
 from bot.conversation import ChatAddress
+from bot.i18n.catalogue import commands as texts
+from bot.i18n.catalogue import telegram as say
 from bot.ports.channel import DeliveryFailed
 from bot.ports.speech import SpeechError, SpeechPort
-from bot.storage.atomic import write_atomic
+from bot.storage.choices import KeyedChoices
 
 log = logging.getLogger(__name__)
 
-NO_VOICE_NOTE = "(No voice this time: {reason}.)"
-NOT_SET_UP = (
-    "Voice replies are not set up on this bot; its operator can turn them on "
-    "(speech.voiceReplies in the runtime config)."
-)
 _SPOKEN_LIMIT = 1_000_000  # render_markdown splits at this; the text is not sent as a message
-
-
-class _Choices(BaseModel):
-    chats: dict[str, bool] = {}
 
 
 class VoiceSwitch:
@@ -48,41 +39,14 @@ class VoiceSwitch:
     def __init__(self, path: Path | None) -> None:
         """`path` None: choices last until the bot stops (tests)."""
         self.path = path
-        self._choices = self._read() if path is not None else {}
-        self._lock = asyncio.Lock()
+        self._choices = KeyedChoices(path, "chats", bool, "[Telegram] /voice")
 
     def choice(self, address: ChatAddress) -> bool | None:
         return self._choices.get(address.session_key)
 
     async def choose(self, address: ChatAddress, choice: bool | None) -> bool:
         """Record a chat's choice; False when the disk refused it (nothing changes then)."""
-        async with self._lock:
-            choices = dict(self._choices)
-            if choice is None:
-                choices.pop(address.session_key, None)
-            else:
-                choices[address.session_key] = choice
-            data = _Choices(chats=choices).model_dump_json(indent=1).encode()
-            try:
-                if self.path is not None:
-                    await asyncio.to_thread(write_atomic, self.path, data)
-            except OSError as exc:
-                log.error("[Telegram] could not record a /voice choice: %s", exc)
-                return False
-            self._choices = choices
-            return True
-
-    def _read(self) -> dict[str, bool]:
-        assert self.path is not None
-        try:
-            return _Choices.model_validate_json(self.path.read_bytes()).chats
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValidationError) as exc:
-            log.error(
-                "[Telegram] %s is unreadable, /voice choices start afresh: %s", self.path, exc
-            )
-            return {}
+        return await self._choices.choose(address.session_key, choice)
 
 
 class VoiceReplies:
@@ -129,7 +93,7 @@ class VoiceReplies:
             return
         except (AudioUnreadable, AudioTooLong) as exc:
             log.warning("[Speech] the speech service sent audio I could not convert: %s", exc)
-            await self._say_no_voice(address, "the speech service sent unplayable audio", reply_to)
+            await self._say_no_voice(address, say.unplayable_speech(), reply_to)
             return
         try:
             await self._sender.send_voice(address, clip.data, clip.seconds, reply_to)
@@ -137,7 +101,7 @@ class VoiceReplies:
             pass  # logged by the sender; the text answer is there
 
     async def _say_no_voice(self, address: ChatAddress, reason: str, reply_to: int | None) -> None:
-        for part in render_markdown(NO_VOICE_NOTE.format(reason=reason)):
+        for part in render_markdown(say.no_voice_this_time(reason)):
             try:
                 await self._sender.send(address, part, reply_to=reply_to)
             except DeliveryFailed:
@@ -153,26 +117,20 @@ class VoiceCommand:
 
     def register(self, registry: CommandRegistry) -> None:
         if registry.get("voice") is None:
-            registry.register(Command("voice", "spoken answers: on, off or auto", self.run))
+            registry.register(Command("voice", texts.about_voice.say(), self.run))
 
     async def run(self, call: CommandCall) -> str:
         if not self._config.current().speech.voice_replies.enabled:
-            return NOT_SET_UP
+            return texts.voice_not_set_up()
         address = call.message.address
-        choices = {"on": True, "off": False, "auto": None}
+        choices: dict[str, bool | None] = {"on": True, "off": False, "auto": None}
         word = call.args.lower()
         if word not in choices:
             return _describe(self._replies.switch.choice(address))
         if not await self._replies.switch.choose(address, choices[word]):
-            return "I could not save that choice (the disk refused it). Please try again later."
+            return texts.choice_not_saved()
         return _describe(choices[word])
 
 
 def _describe(choice: bool | None) -> str:
-    if choice is True:
-        state = "on: I answer in this chat with a voice note as well as text"
-    elif choice is False:
-        state = "off in this chat, also for voice notes"
-    else:
-        state = "auto: I answer your voice notes with a voice note too"
-    return f"Voice replies {state}.\n/voice on, /voice off or /voice auto changes it."
+    return texts.voice_state("auto" if choice is None else "on" if choice else "off")

@@ -1,0 +1,36 @@
+"""`/language`: which language the bot speaks with you: `en`, `ru`, or `auto` (your app's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.commands.registry import Command, CommandCall, CommandRegistry
+from bot.i18n import LanguageChoices, language_of_code, speaking
+from bot.i18n.catalogue import commands as texts
+
+
+@dataclass
+class LanguageCommands:
+    """The choice is the person's, wherever they write (`LanguageChoices`)."""
+
+    registry: CommandRegistry
+    choices: LanguageChoices
+
+    def register(self) -> None:
+        self.registry.register(Command("language", texts.about_language.say(), self.language))
+
+    async def language(self, call: CommandCall) -> str:
+        """Answers in the language it leaves in force, so the user sees the switch at once."""
+        message, word = call.message, call.args.strip().lower()
+        wanted = language_of_code(word)
+        if word != "auto" and wanted is None:
+            return f"{self._state(call)}\n{texts.language_usage()}"
+        if not await self.choices.choose(message.user_id, wanted):
+            return texts.choice_not_saved()
+        return self._state(call)
+
+    def _state(self, call: CommandCall) -> str:
+        message = call.message
+        now = self.choices.language_for(message.user_id, message.language_code)
+        with speaking(now):
+            return texts.language_state(self.choices.chosen(message.user_id) is not None)
