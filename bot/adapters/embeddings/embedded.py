@@ -11,6 +11,9 @@ A short question takes ~10-20 ms of one core, far more than the event loop may p
 every call runs in a worker thread: the engine is C called through ctypes, which lets go of
 the GIL, and the loop keeps serving other chats meanwhile. The engine runs one OpenMP thread
 (two on a busy 2-core machine were several times slower, and the loop needs the other core).
+Questions and stored items have a thread each: a question never waits behind a batch of
+items (64 take ~2 s), and re-embedding every user's items after a model change keeps to one
+core whatever the number of users, leaving asyncio's default threads to file reads and writes.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import functools
 import logging
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -71,6 +75,8 @@ class EmbeddedEmbedder:
         self._model: Any = None
         self._failed: str | None = None
         self._lock = threading.Lock()
+        self._questions = ThreadPoolExecutor(1, thread_name_prefix="embed-question")
+        self._items = ThreadPoolExecutor(1, thread_name_prefix="embed-items")
 
     def load(self) -> None:
         """Load the model now (blocking); later calls return at once. Safe from any thread."""
@@ -92,4 +98,16 @@ class EmbeddedEmbedder:
             await self.warm_up()
         if self._model is None:
             raise EmbeddingError(f"the embedded model is unavailable ({self._failed})")
-        return await asyncio.to_thread(embed_with, self._model, list(texts))
+        worker = self._questions if len(texts) == 1 else self._items
+        try:
+            job = asyncio.get_running_loop().run_in_executor(
+                worker, embed_with, self._model, list(texts)
+            )
+        except RuntimeError as exc:  # closed: the bot is shutting down
+            raise EmbeddingError("the embedded model is closed") from exc
+        return await job
+
+    def close(self) -> None:
+        """Let the worker threads end once their current text is done (at shutdown)."""
+        self._questions.shutdown(wait=False, cancel_futures=True)
+        self._items.shutdown(wait=False, cancel_futures=True)
