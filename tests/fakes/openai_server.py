@@ -394,15 +394,23 @@ def bag_of_words_embedder(texts: list[str], dimensions: int | None) -> list[list
 
 def semantic_embedder() -> Embedder:
     """The bot's bundled e5 model (384 dimensions), loaded now (~0.2 s), so that a question
-    finds a fact said in other words. A request for other dimensions is refused."""
+    finds a fact said in other words. A request for other dimensions is refused. LightRAG
+    sends the same entity and relation texts again and again; each is embedded once (~20 ms
+    of C a text), which keeps the tests that index many users' words within a CI's time."""
     from bot.adapters.embeddings.embedded import DIMENSIONS, embed_with, load_e5
 
     model = load_e5()
+    known: dict[str, list[float]] = {}
+    lock = threading.Lock()
 
     def embed(texts: list[str], dimensions: int | None) -> list[list[float]]:
         if dimensions not in (None, DIMENSIONS):
             raise ValueError(f"the embedded model has {DIMENSIONS} dimensions, not {dimensions}")
-        return embed_with(model, texts).tolist()
+        with lock:
+            new = list(dict.fromkeys(text for text in texts if text not in known))
+            if new:
+                known.update(zip(new, embed_with(model, new).tolist(), strict=True))
+            return [known[text] for text in texts]
 
     return embed
 
