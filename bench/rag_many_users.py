@@ -1,7 +1,7 @@
 """One user's long-term recall when many users have told one LightRAG server similar things.
 
 A real `lightrag-server` on loopback, its LLM the deterministic fake and its embeddings the
-bot's bundled WordLlama model (so a question in other words than the fact can still find it).
+bot's bundled e5 model (so a question in other words than the fact can still find it).
 Every user tells the bot three facts in their own words: a pet and its name, the city they
 live in, their employer; each exchange is indexed as the bot does (owner-tagged documents sent
 by `RagIndexer`). Then a sample of users asks paraphrased questions ("What's my dog called?",

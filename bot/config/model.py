@@ -119,7 +119,7 @@ class EmbeddingsConfig(Section):
     """Vectors for semantic recall: the bundled model, an OpenAI-compatible server, or none."""
 
     provider: EmbeddingProvider = Field(
-        "embedded", description="embedded: bundled WordLlama; openai: /v1/embeddings; off: words"
+        "embedded", description="embedded: bundled e5-small; openai: /v1/embeddings; off: words"
     )
     model: str = Field("text-embedding-3-small", min_length=1, description="For `openai`.")
     base_url: str = Field("", description="For `openai`; empty means OPENAI_BASE_URL.")
@@ -142,7 +142,7 @@ class MemoryConfig(Section):
     min_score: float = Field(0.4, ge=0, le=1, description="Weaker matching items are left out.")
     semantic_top_k: int = Field(6, ge=0, le=50)
     procedural_top_k: int = Field(3, ge=0, le=50)
-    episodic_top_k: int = Field(3, ge=0, le=50)
+    episodic_top_k: int = Field(6, ge=0, le=50)
     promotion_min_confidence: float = Field(
         0.8, ge=0.5, le=1, description="Episodic items this confident become semantic/procedural."
     )

@@ -23,7 +23,6 @@ from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorFile, VectorIndex
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
 from bot.retry import Backoff
-from bot.words import STOP_WORDS, WORD
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +32,7 @@ EMBEDDINGS_BACKOFF = Backoff(first_seconds=5.0, longest_seconds=600.0)
 """How long embeddings rest after consecutive failures, before items are tried again."""
 SETTLE_SECONDS = 0.05
 """How long a recall waits for this user's items still being embedded (the embedded model
-needs well under a millisecond per item; a remote server is not waited for longer)."""
+needs some 20-40 ms per item, in a worker thread; a remote server is not waited for longer)."""
 
 
 def item_text(item: MemoryItem) -> str:
@@ -42,13 +41,6 @@ def item_text(item: MemoryItem) -> str:
     if item.type is ItemType.EXCHANGE and item.content.startswith(EXCHANGE_USER):
         return item.content[len(EXCHANGE_USER) :].split(EXCHANGE_ANSWER, 1)[0]
     return item.content
-
-
-def meaning_of(text: str) -> str:
-    """`text` without stop words: a static model averages its words, and "which", "is", "my"
-    dilute what a short question is about. Kept whole when nothing else is left."""
-    words = [word for word in WORD.findall(text.lower()) if word not in STOP_WORDS]
-    return " ".join(words) or text
 
 
 class SemanticMemory:
@@ -86,7 +78,7 @@ class SemanticMemory:
             await asyncio.wait({pending}, timeout=SETTLE_SECONDS)
         try:
             async with asyncio.timeout(self._config().timeout_seconds):
-                vector: Vectors = (await self._embedder.embed([meaning_of(query)]))[0]
+                vector: Vectors = (await self._embedder.embed([query]))[0]
         except (EmbeddingError, TimeoutError) as exc:
             self._failed(exc)
             return None
@@ -129,7 +121,7 @@ class SemanticMemory:
                 await self._drop_other_models(user_id, items)
                 return
             try:
-                texts = [meaning_of(item_text(item)) for item in batch]
+                texts = [item_text(item) for item in batch]
                 vectors = await self._embedder.embed(texts)
             except EmbeddingError as exc:
                 self._failed(exc)

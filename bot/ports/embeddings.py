@@ -25,8 +25,8 @@ class EmbeddingError(Exception):
 class EmbeddingPort(Protocol):
     @property
     def model_id(self) -> str:
-        """Names the vector space (`embedded:l2_supercat_256`, `openai:text-embedding-3-small`);
-        empty while embeddings are off."""
+        """Names the vector space (`embedded:multilingual-e5-small-q4`,
+        `openai:text-embedding-3-small`); empty while embeddings are off."""
         ...
 
     async def embed(self, texts: Sequence[str]) -> Vectors:

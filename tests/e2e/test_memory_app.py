@@ -196,5 +196,5 @@ async def test_generalisation_set_meaning_finds_paraphrases_that_words_cannot(tm
     words = await run_conversation(tmp_path / "words", data, questions, "off")
     meaning = await run_conversation(tmp_path / "meaning", data, questions, "embedded")
     assert words.recall < 0.15
-    assert meaning.recall >= 0.6
+    assert meaning.recall >= 0.85  # 0.92 measured; a question of 38 varies run to run
     assert meaning.junk_share <= 0.05

@@ -1,6 +1,6 @@
 """Long-term memory for many users on one real lightrag-server, with semantic embeddings.
 
-The server's LLM is the deterministic fake and its embeddings are the bot's bundled WordLlama
+The server's LLM is the deterministic fake and its embeddings are the bot's bundled e5
 model, so a question asked in other words than the fact can find it by meaning. Forty users
 each tell the bot their pet's name (`bench.rag_many_users` has their words); the bot's
 indexer sends the owner-tagged exchanges, and the adapter is built as the bot builds it.

@@ -1,11 +1,15 @@
-"""The bundled model's vectors: the bot's own pooling must stay in WordLlama's vector space,
-or every vector already stored under its model id would be compared with a different one."""
+"""The bundled e5 model: it runs with no network, finds paraphrases in English and Russian,
+never pauses the event loop, and turns any text a user sends into a unit vector."""
+
+import os
+import socket
+import threading
 
 import numpy as np
 import pytest
 
-from bot.adapters.embeddings.embedded import EmbeddedEmbedder, load_wordllama, pooled
-from bot.ports.embeddings import unit_rows
+from bot.adapters.embeddings import embedded
+from bot.adapters.embeddings.embedded import DIMENSIONS, EmbeddedEmbedder, embed_with, load_e5
 
 TEXTS = [
     "btw my sister Olga lives in Porto",
@@ -17,32 +21,107 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def model():
-    return load_wordllama()
+    return load_e5()
 
 
-def test_pooled_vectors_point_where_wordllamas_own_mean_does(model):
-    ours = pooled(model, TEXTS)
-    theirs = unit_rows(model.embed(TEXTS, norm=False))
-    assert np.allclose(ours, theirs, atol=1e-5)
-    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+def test_vectors_are_unit_rows_of_the_models_size(model):
+    vectors = embed_with(model, TEXTS)
+    assert vectors.shape == (len(TEXTS), DIMENSIONS)
+    assert vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
-def test_a_batch_of_different_lengths_embeds_each_text_as_if_alone(model):
-    """Padding to the longest text in a batch must not leak into the shorter ones."""
-    together = pooled(model, TEXTS)
-    alone = np.vstack([pooled(model, [text]) for text in TEXTS])
-    assert np.allclose(together, alone, atol=1e-6)
+def test_a_batch_embeds_each_text_as_if_alone(model):
+    """Texts of different lengths in one call must not leak into each other."""
+    together = embed_with(model, TEXTS)
+    alone = np.vstack([embed_with(model, [text]) for text in TEXTS])
+    assert np.allclose(together, alone, atol=1e-4)
 
 
-def test_an_empty_text_is_a_zero_vector_not_nans(model):
-    vectors = pooled(model, ["", "hello there"])
-    assert not np.isnan(vectors).any()
-    assert not vectors[0].any()
-    assert vectors[1].any()
+def test_odd_texts_still_get_a_vector(model):
+    """Empty, NUL bytes, a lone surrogate, a pasted page: a vector each, never an error."""
+    odd = ["", "a\x00b", "broken \ud800 surrogate", "word " * 5000]
+    vectors = embed_with(model, odd)
+    assert vectors.shape == (len(odd), DIMENSIONS)
+    assert np.isfinite(vectors).all()
+    assert embed_with(model, []).shape == (0, DIMENSIONS)
 
 
-async def test_the_adapter_ranks_a_paraphrase_nearest_to_its_fact():
-    embedder = EmbeddedEmbedder()
-    facts = ["btw my sister Olga lives in Porto", "I bought a used Yamaha piano last month"]
-    vectors = await embedder.embed([*facts, "which town is my sibling based in?"])
+def test_only_the_start_of_a_long_text_is_embedded(model):
+    start = "my sister Olga lives in Porto. " * 40
+    longer = embed_with(model, [start[: embedded.MAX_CHARACTERS], start + "unrelated " * 900])
+    assert np.allclose(longer[0], longer[1], atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("fact", "other", "question"),
+    [
+        (
+            "btw my sister Olga lives in Porto",
+            "I bought a used Yamaha piano last month",
+            "which town is my sibling based in?",
+        ),
+        (
+            "моя сестра Ольга живёт в Порту",
+            "в прошлом месяце я купил подержанное пианино",
+            "в каком городе обитает моя родственница?",
+        ),
+    ],
+)
+def test_a_paraphrase_is_nearest_to_its_fact(model, fact, other, question):
+    vectors = embed_with(model, [fact, other, question])
     assert float(vectors[2] @ vectors[0]) > float(vectors[2] @ vectors[1])
+
+
+def test_loading_and_embedding_open_no_socket(monkeypatch):
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the embedded model tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    load_e5.cache_clear()
+    try:
+        vectors = embed_with(load_e5(), ["we have a beagle called Biscuit"])
+    finally:
+        load_e5.cache_clear()
+    assert vectors.shape == (1, DIMENSIONS)
+
+
+async def test_the_adapter_embeds_in_a_worker_thread(monkeypatch):
+    """~15 ms of C per question: on the loop it would stall every other chat."""
+    threads: list[int] = []
+
+    class Recording:
+        def query(self, texts):
+            threads.append(threading.get_ident())
+            return np.ones((len(texts), DIMENSIONS), dtype=np.float32)
+
+    monkeypatch.setattr(embedded, "load_e5", Recording)
+    vectors = await EmbeddedEmbedder().embed(["hello there"])
+    assert vectors.shape == (1, DIMENSIONS)
+    assert threads and threads[0] != threading.get_ident()
+
+
+async def test_a_model_that_cannot_load_raises_an_embedding_error(monkeypatch):
+    def broken():
+        raise OSError("engine missing")
+
+    monkeypatch.setattr(embedded, "load_e5", broken)
+    embedder = EmbeddedEmbedder()
+    with pytest.raises(embedded.EmbeddingError, match="engine missing"):
+        await embedder.embed(["hello"])
+
+
+@pytest.mark.parametrize("before", [None, "7"])
+def test_loading_leaves_omp_num_threads_as_it_was(monkeypatch, before):
+    """The engine is loaded with one OpenMP thread; the bot's children must not inherit it."""
+    if before is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", before)
+    load_e5.cache_clear()
+    try:
+        load_e5()
+    finally:
+        load_e5.cache_clear()
+    assert os.environ.get("OMP_NUM_THREADS") == before

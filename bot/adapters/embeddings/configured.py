@@ -49,6 +49,7 @@ class ConfiguredEmbedder:
             await self.embedded.warm_up()
 
     async def close(self) -> None:
+        self.embedded.close()
         for embedder in self._remote.values():
             await embedder.close()
         self._remote.clear()

