@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +29,7 @@ from bot.conversation import IncomingMessage
 from bot.conversation.compaction import SessionCompactor
 from bot.conversation.messages import utc_now
 from bot.i18n import LanguageChoices
+from bot.mcp.servers import McpServers
 from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
 from bot.memory.llm_extraction import LlmFactExtractor
@@ -124,6 +126,8 @@ class BotApp:
     """Delivers due reminders through the channels handed to `reminders.deliver_through`."""
     languages: LanguageChoices
     """Each user's `/language`; the Telegram channel reads it for what it says itself."""
+    mcp: McpServers
+    """The MCP servers of the runtime config (`mcp.servers`), whose tools join the registry."""
     telegram: TelegramBot | None = None
     """The Telegram channel driving the app, when it was built for Telegram."""
     ops: OpsServer | None = None
@@ -250,6 +254,12 @@ class BotApp:
         tools = ToolRegistry(
             [*builtin_tools(), MemoryTool(memory, remember), SkillTool(skills), RemindersTool(desk)]
         )
+        # Tools from MCP servers (`mcp.servers`), started and stopped with the app; a server
+        # that fails never holds up an answer. `${NAME}` in their config reads the environment.
+        mcp = McpServers(lambda: config.current().mcp, os.environ)
+        starting.append(mcp.start)
+        closing.append(mcp.aclose)
+        tools.add_source(mcp)
         chat_models = ChatModels(data / "chat-models.json")  # `/model`
         languages = LanguageChoices(data / "languages.json")  # `/language`
         prompts = PromptFiles(settings.prompts_dir)
@@ -281,6 +291,7 @@ class BotApp:
                 remember,
                 rag_status,
                 skills,
+                mcp,
             ],
             turns=running,
             compactor=compactor,
@@ -324,6 +335,7 @@ class BotApp:
             speech,
             reminders,
             languages,
+            mcp,
             database=database,
             _starting=starting,
             _closing=closing,

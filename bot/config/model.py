@@ -7,6 +7,7 @@ Unknown keys are kept aside (pydantic `extra="allow"`) only so the loader can wa
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -301,6 +302,70 @@ class RemindersConfig(Section):
         return value
 
 
+MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,30}")
+"""A server's name prefixes its tools (`search__web_search`): letters, digits, `_` and `-`, so
+the tool names stay valid for OpenAI (`^[a-zA-Z0-9_-]{1,64}$`)."""
+
+
+class McpServerConfig(Section):
+    """One MCP server (see docs/MCP.md): a command run over stdio, or a streamable HTTP URL.
+
+    `${NAME}` in `args`, `env`, `url` and `headers` is replaced by the environment variable
+    NAME when the server is started, so tokens stay out of this file.
+    """
+
+    enabled: bool = True
+    command: str = Field("", description="stdio: the program to run, e.g. uvx or npx.")
+    args: list[str] = Field(default_factory=list, description="stdio: its arguments.")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="stdio: extra environment (PATH, HOME... are passed)."
+    )
+    cwd: str = Field("", description="stdio: working directory; empty: the bot's.")
+    url: str = Field("", description="streamable HTTP: the endpoint, e.g. https://host/mcp.")
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="HTTP: sent with every request (Authorization...)."
+    )
+    timeout_seconds: float = Field(
+        30, gt=0, le=600, description="Starting the server, and each tool call."
+    )
+    allowed_tools: list[str] = Field(
+        default_factory=list, description="The server's tool names offered; empty: all."
+    )
+    max_response_kilobytes: int = Field(
+        1024, ge=16, le=65_536, description="A larger message from the server is refused."
+    )
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("give either command (stdio) or url (streamable HTTP)")
+        if self.url and not self.url.startswith(("http://", "https://", "${")):
+            raise ValueError("url must start with http:// or https://")
+        return self
+
+    def offers(self, tool_name: str) -> bool:
+        return not self.allowed_tools or tool_name in self.allowed_tools
+
+
+class McpConfig(Section):
+    """Tools from MCP servers, by server name; an edit applies without a restart."""
+
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+
+    @field_validator("servers")
+    @classmethod
+    def _names_fit_tool_names(
+        cls, servers: dict[str, McpServerConfig]
+    ) -> dict[str, McpServerConfig]:
+        for name in servers:
+            if not MCP_SERVER_NAME.fullmatch(name):
+                raise ValueError(
+                    f"server name {name[:40]!r}: use 1-30 letters, digits, _ or - "
+                    "(it prefixes the tool names)"
+                )
+        return servers
+
+
 class RuntimeConfig(Section):
     """The whole runtime config; read once per turn so an edit applies on the next turn."""
 
@@ -314,6 +379,7 @@ class RuntimeConfig(Section):
     speech: SpeechConfig = Field(default_factory=SpeechConfig)
     usage: UsageConfig = Field(default_factory=UsageConfig)
     reminders: RemindersConfig = Field(default_factory=RemindersConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
 
 
 def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:
@@ -321,6 +387,11 @@ def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:
     found = [f"{prefix}{key}" for key in (model.model_extra or {})]
     for name, field in type(model).model_fields.items():
         value = getattr(model, name)
+        key = f"{prefix}{field.alias or name}."
         if isinstance(value, BaseModel):
-            found += unknown_keys(value, f"{prefix}{field.alias or name}.")
+            found += unknown_keys(value, key)
+        elif isinstance(value, dict):  # named entries, such as `mcp.servers.<name>`
+            for entry, item in value.items():
+                if isinstance(item, BaseModel):
+                    found += unknown_keys(item, f"{key}{entry}.")
     return found

@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -64,12 +64,53 @@ class Tool(Protocol):
     async def run(self, args: Any, context: ToolContext) -> str: ...
 
 
+class RawTool(Protocol):
+    """A tool described by a raw JSON schema rather than a pydantic model (an MCP server's):
+    its arguments reach `run` as the parsed JSON object, for the tool's owner to validate."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, passed to the model as it is."""
+        ...
+
+    @property
+    def timeout_seconds(self) -> float | None:
+        """This tool's own bound on a call, in place of `llm.toolTimeoutSeconds`; None: that."""
+        ...
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> str: ...
+
+
+class ToolSource(Protocol):
+    """Tools that come and go while the bot runs (MCP servers), asked for at each use."""
+
+    def current_tools(self) -> Sequence[RawTool]: ...
+
+
+class NamedTool(Protocol):
+    """What the prompt and `/status` show of any tool."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+
 class ToolRegistry:
-    """Holds every tool; which ones the model sees is decided per turn by `tools` config flags."""
+    """Holds every tool; which ones the model sees is decided per turn by `tools` config flags
+    (built-in tools) and by the sources of the others (each MCP server's config)."""
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._specs: dict[str, ToolSpec] = {}
+        self._sources: list[ToolSource] = []
         for tool in tools:
             self.register(tool)
 
@@ -80,11 +121,27 @@ class ToolRegistry:
         # Schemas are built once: generating them costs about a millisecond per tool.
         self._specs[tool.name] = ToolSpec(tool.name, tool.description, _schema(tool.arguments))
 
-    def enabled(self, config: ToolsConfig) -> list[Tool]:
-        return [tool for name, tool in self._tools.items() if config.is_enabled(name)]
+    def add_source(self, source: ToolSource) -> None:
+        """Offer `source`'s tools too, as they are at each turn; a name a built-in tool has
+        stays the built-in's."""
+        self._sources.append(source)
+
+    def enabled(self, config: ToolsConfig) -> list[NamedTool]:
+        builtin = [tool for name, tool in self._tools.items() if config.is_enabled(name)]
+        return [*builtin, *self._source_tools().values()]
 
     def specs(self, config: ToolsConfig) -> list[ToolSpec]:
-        return [self._specs[tool.name] for tool in self.enabled(config)]
+        builtin = [self._specs[name] for name in self._tools if config.is_enabled(name)]
+        raw = self._source_tools().values()
+        return [*builtin, *(ToolSpec(t.name, t.description, t.parameters) for t in raw)]
+
+    def _source_tools(self) -> dict[str, RawTool]:
+        found: dict[str, RawTool] = {}
+        for source in self._sources:
+            for tool in source.current_tools():
+                if tool.name not in self._tools:
+                    found.setdefault(tool.name, tool)
+        return found
 
     async def execute(
         self,
@@ -95,13 +152,14 @@ class ToolRegistry:
         max_chars: int,
     ) -> str:
         """Run one call and return its result text, or an `Error: ...` text. Never raises."""
-        tool = self._tools.get(call.name)
-        if tool is None or not config.is_enabled(call.name):
+        tool = self._tools.get(call.name) if config.is_enabled(call.name) else None
+        raw_tool = None if call.name in self._tools else self._source_tools().get(call.name)
+        if tool is None and raw_tool is None:
             available = ", ".join(t.name for t in self.enabled(config)) or "none"
             return f"Error: unknown tool '{call.name}'. Available tools: {available}."
         try:
             raw = json.loads(call.arguments or "{}")
-            args = tool.arguments.model_validate(raw)
+            args = tool.arguments.model_validate(raw) if tool is not None else raw
         except json.JSONDecodeError as exc:
             return f"Error: the arguments are not valid JSON ({exc.msg}). Send a JSON object."
         except RecursionError:
@@ -109,9 +167,17 @@ class ToolRegistry:
             return "Error: the arguments are nested too deeply. Send a flat JSON object."
         except ValidationError as exc:
             return f"Error: invalid arguments for {call.name}: {_brief(exc)}"
+        if raw_tool is not None:
+            if not isinstance(args, dict):
+                return "Error: the arguments must be a JSON object."
+            timeout_seconds = raw_tool.timeout_seconds or timeout_seconds
+            running = raw_tool.run(args, context)
+        else:
+            assert tool is not None
+            running = tool.run(args, context)
         try:
             async with asyncio.timeout(timeout_seconds):
-                result = await tool.run(args, context)
+                result = await running
         except TimeoutError:
             log.warning("[Tools] %s timed out after %ss", call.name, timeout_seconds)
             return f"Error: {call.name} timed out after {timeout_seconds:g} seconds."
