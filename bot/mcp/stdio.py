@@ -179,5 +179,6 @@ async def _stop(process: anyio.abc.Process) -> None:
     # asyncio's subprocess transport stays open (and warns when collected) while a grandchild
     # holds a pipe; nothing public closes it, so as the SDK's own transport does:
     transport = getattr(getattr(process, "_process", None), "_transport", None)
-    with suppress(PermissionError, AttributeError):
-        transport.close()
+    if transport is not None:
+        with suppress(PermissionError):
+            transport.close()
