@@ -325,8 +325,9 @@ class McpServerConfig(Section):
     headers: dict[str, str] = Field(
         default_factory=dict, description="HTTP: sent with every request (Authorization...)."
     )
-    timeout_seconds: float = Field(
-        30, gt=0, le=600, description="Starting the server, and each tool call."
+    timeout_seconds: float = Field(30, gt=0, le=600, description="Each tool call.")
+    start_timeout_seconds: float = Field(
+        60, gt=0, le=600, description="Starting it (npx or uvx may download it first)."
     )
     allowed_tools: list[str] = Field(
         default_factory=list, description="The server's tool names offered; empty: all."

@@ -28,7 +28,7 @@ from bot import __version__
 from bot.config.model import McpServerConfig
 from bot.mcp.http import mcp_http_client
 from bot.mcp.results import result_text
-from bot.mcp.stdio import StdioLaunch, StdioWatch, bounded_stdio
+from bot.mcp.stdio import StdioLaunch, TransportWatch, bounded_stdio
 from bot.retry import Backoff
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,16 @@ MAX_TOOL_PAGES = 20
 MAX_TOOLS = 200
 """Of one server: a server listing more offers only the first ones."""
 STOP_SECONDS = 10.0
+_BACKSTOP_SECONDS = 600.0
+"""The SDK's own bound on a request; a tool call is bounded sooner, by its `timeoutSeconds`
+(the registry's), which an edit changes without a restart."""
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+_HTTP_HINTS = {
+    401: " (unauthorised: check the token in headers)",
+    403: " (forbidden: check the token in headers)",
+    404: " (not found: check the url)",
+}
 
 Phase = Literal["starting", "ready", "restarting", "failed", "stopped"]
 
@@ -87,6 +96,8 @@ class McpServerConnection:
         self._task: asyncio.Task[None] | None = None
         self.generation = 0
         """How many times it became ready: a restart shows as a new generation."""
+        self.last_problem: str | None = None
+        """Why it last failed or went away, kept after it is back (operators see it)."""
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"mcp-{self.name}")
@@ -148,9 +159,17 @@ class McpServerConnection:
                 raise Unavailable(f"the {self.name} server is not available{why}")
             await self._ready.wait()
 
+    def _went_away(self) -> None:
+        """The connection ended: calls from now on wait for the restart, not on a dead client."""
+        if self.state.phase == "ready":
+            self._client = None
+            self._ready.clear()
+            self.state = ServerState("restarting", len(self.listed))
+        self._wake.set()
+
     def _lost(self, detail: str) -> str:
         log.warning("[MCP] %s: connection lost during a call (%s)", self.name, self._masked(detail))
-        self._wake.set()
+        self._went_away()
         return (
             f"Error: the {self.name} server stopped answering during the call; it is being "
             "restarted, so trying again shortly may work."
@@ -159,7 +178,7 @@ class McpServerConnection:
     async def _run(self) -> None:
         failures = 0
         while not self._stopping:
-            watch = StdioWatch(on_end=self._wake.set)
+            watch = TransportWatch(on_end=self._went_away)
             try:
                 was_ready = await self._serve_once(watch)
                 problem = watch.problem or "the server went away" + self._tail(watch)
@@ -174,6 +193,7 @@ class McpServerConnection:
                 self.listed = ()
             phase: Phase = "restarting" if was_ready else "failed"
             self.state = ServerState(phase, len(self.listed), problem)
+            self.last_problem = problem
             log.warning("[MCP] %s: %s; trying again in %.1fs", self.name, problem, rest)
             self._wake.clear()
             if self._stopping:
@@ -183,18 +203,18 @@ class McpServerConnection:
         self.state = ServerState("stopped")
         self._ready.set()  # waiting calls wake up and see "stopped"
 
-    async def _serve_once(self, watch: StdioWatch) -> bool:
+    async def _serve_once(self, watch: TransportWatch) -> bool:
         """Connect, list the tools, and serve calls until the connection ends or `stop`.
         Returns True once it has been ready; raises what kept it from getting there."""
         transport = self._transport(watch)
-        timeout = self.config.timeout_seconds
+        timeout = self.config.start_timeout_seconds
         self.state = ServerState("starting", len(self.listed))
         became_ready = False
         try:
             async with asyncio.timeout(timeout) as startup:
                 async with Client(
                     transport,
-                    read_timeout_seconds=timeout,
+                    read_timeout_seconds=_BACKSTOP_SECONDS,
                     client_info=mcp_types.Implementation(name="memory-bot", version=__version__),
                     cache=None,
                 ) as client:
@@ -211,6 +231,8 @@ class McpServerConnection:
                     why = f"did not start within {timeout:g}s{self._tail(watch)}"
                     raise _StartFailed(why) from None
                 why = watch.problem or _describe(exc)
+                if watch.http_refusal is not None:
+                    why = f"HTTP {watch.http_refusal}{_HTTP_HINTS.get(watch.http_refusal, '')}"
                 raise _StartFailed(f"{why}{self._tail(watch)}") from exc
             log.debug("[MCP] %s: closing the connection failed: %s", self.name, exc)
         finally:
@@ -226,13 +248,17 @@ class McpServerConnection:
         self._ready.set()
         log.info("[MCP] %s: ready, %d tools", self.name, len(self.listed))
 
-    def _transport(self, watch: StdioWatch) -> Any:
+    def _transport(self, watch: TransportWatch) -> Any:
         config = self.config
         max_bytes = config.max_response_kilobytes * 1024
         self._secrets = []
         if config.url:
             headers = {key: self._expand(value) for key, value in config.headers.items()}
-            client = mcp_http_client(headers, config.timeout_seconds, max_bytes)
+
+            def refused(status: int) -> None:
+                watch.http_refusal = status
+
+            client = mcp_http_client(headers, config.timeout_seconds, max_bytes, refused)
             return _OwningHttpTransport(self._expand(config.url), client, max_bytes)
         env = get_default_environment() | {k: self._expand(v) for k, v in config.env.items()}
         launch = StdioLaunch(
@@ -261,7 +287,7 @@ class McpServerConnection:
             text = text.replace(secret, "***")
         return text
 
-    def _tail(self, watch: StdioWatch) -> str:
+    def _tail(self, watch: TransportWatch) -> str:
         if not watch.stderr_tail:
             return ""
         return "; its stderr ended: " + self._masked(" | ".join(list(watch.stderr_tail)[-3:]))

@@ -8,7 +8,7 @@ to the one call it answered (the connection stays up).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import httpx2
 
@@ -57,11 +57,21 @@ class CappedTransport(httpx2.AsyncBaseTransport):
 
 
 def mcp_http_client(
-    headers: dict[str, str], timeout_seconds: float, max_bytes: int
+    headers: dict[str, str],
+    timeout_seconds: float,
+    max_bytes: int,
+    on_refusal: Callable[[int], None],
 ) -> httpx2.AsyncClient:
-    """A client for one server: connecting and sending bounded by its timeout."""
+    """A client for one server: connecting and sending bounded by its timeout; `on_refusal`
+    hears each HTTP error status (401 says more than the SDK's "an error response")."""
+
+    async def note_refusal(response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            on_refusal(response.status_code)
+
     return httpx2.AsyncClient(
         headers=headers,
         timeout=httpx2.Timeout(timeout_seconds, read=max(_MCP_READ_SECONDS, timeout_seconds)),
         transport=CappedTransport(max_bytes),
+        event_hooks={"response": [note_refusal]},
     )

@@ -48,13 +48,15 @@ class StdioLaunch:
 
 
 @dataclass
-class StdioWatch:
-    """What the transport saw, for the connection's log lines and restart decision."""
+class TransportWatch:
+    """What a transport saw, for the connection's log lines and restart decision."""
 
     on_end: Callable[[], None]
     """Called when the server's stdout ends: it exited, crashed, or was cut off."""
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=_STDERR_LINES))
     problem: str | None = None
+    http_refusal: int | None = None
+    """The last HTTP error status the server answered (the SDK reports only "an error")."""
 
 
 Streams = tuple[
@@ -64,7 +66,7 @@ Streams = tuple[
 
 @asynccontextmanager
 async def bounded_stdio(
-    launch: StdioLaunch, max_message_bytes: int, watch: StdioWatch
+    launch: StdioLaunch, max_message_bytes: int, watch: TransportWatch
 ) -> AsyncIterator[Streams]:
     """The SDK's transport shape (read and write streams of JSON-RPC messages) over a child."""
     process = await anyio.open_process(
@@ -97,7 +99,7 @@ async def _read_stdout(
     process: anyio.abc.Process,
     to_session: MemoryObjectSendStream[SessionMessage | Exception],
     max_message_bytes: int,
-    watch: StdioWatch,
+    watch: TransportWatch,
 ) -> None:
     assert process.stdout is not None
     pending = bytearray()
@@ -144,7 +146,7 @@ async def _write_stdin(
                 await process.stdin.send(data.encode() + b"\n")
 
 
-async def _keep_stderr_tail(process: anyio.abc.Process, watch: StdioWatch) -> None:
+async def _keep_stderr_tail(process: anyio.abc.Process, watch: TransportWatch) -> None:
     """Read stderr to its end (a full pipe would stall the server), keeping the last lines."""
     assert process.stderr is not None
     partial = b""

@@ -16,7 +16,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,64 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ImageContent, TextContent
 
 server = MCPServer("test-tools")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def stdio_entry(mode: str = "stdio", **fields: Any) -> dict[str, Any]:
+    """A `mcp.servers` entry (runtime config JSON) that runs this server over stdio."""
+    return {
+        "command": sys.executable,
+        "args": ["-m", "tests.fakes.mcp_server", mode],
+        "cwd": str(REPO),
+        **fields,
+    }
+
+
+class HttpMcpServer:
+    """This server over streamable HTTP, as its own process on a free loopback port; it can
+    be killed and started again on the same port, as a service manager would."""
+
+    def __init__(self, token: str | None = None, json_response: bool = False) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self._token = token
+        self._json_response = json_response
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> HttpMcpServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+
+    def start(self) -> None:
+        env = dict(os.environ)
+        if self._token:
+            env["MCP_TEST_TOKEN"] = self._token
+        args = [sys.executable, "-m", "tests.fakes.mcp_server", "http", str(self.port)]
+        if self._json_response:
+            args.append("--json-response")
+        self._process = subprocess.Popen(args, cwd=REPO, env=env)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise RuntimeError("the MCP test server did not start")
+
+    def kill(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(10)
+            self._process = None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @server.tool()
