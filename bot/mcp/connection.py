@@ -110,12 +110,10 @@ class McpServerConnection:
             return
         if self._client is None:  # starting or resting: nothing to finish, stop it now
             self._task.cancel()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), STOP_SECONDS)
-        except TimeoutError:
+        done, _ = await asyncio.wait({self._task}, timeout=STOP_SECONDS)
+        if not done:
             self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+            await asyncio.wait({self._task})
         self.state = ServerState("stopped")
         self._ready.set()
 

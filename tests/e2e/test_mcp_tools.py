@@ -1,0 +1,125 @@
+"""A turn that uses a tool of an MCP server: the whole app with the scripted LLM, an MCP
+server written in the tests run by the app over stdio, `/status`, and the terminal bot
+starting and stopping its server with itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from typing import Any
+
+from tests.conftest import edit_runtime_config
+from tests.e2e.conftest import ALICE, say
+from tests.e2e.test_terminal_chat import start_bot
+from tests.fakes.channel import RecordingChannel
+from tests.fakes.mcp_server import stdio_entry
+from tests.fakes.openai_server import FakeOpenAiServer, Reply
+from tests.fakes.waiting import wait_until
+
+STARTUP = 30.0
+
+
+def searching(body: dict[str, Any]) -> Reply:
+    """The model: search first, then answer from the tool's first line."""
+    results = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+    if not results:
+        return Reply(tool_calls=[("search__web_search", '{"query": "sea otters"}')])
+    return Reply(text=f"From the web: {results[-1].splitlines()[0]}")
+
+
+async def test_the_answer_uses_an_mcp_tool_result(app, settings, fake_llm):
+    edit_runtime_config(
+        settings.runtime_config_path,
+        mcp={"servers": {"search": stdio_entry(), "broken": {"command": "/nonexistent/mcp"}}},
+    )
+    await app.start()
+    await wait_until(lambda: "search" in _ready(app), STARTUP, "search ready")
+    fake_llm.responder = searching
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "what's new about sea otters?"), channel)
+
+    assert channel.texts() == ["From the web: 1. Sea Otters: result 1 from example.org/1"]
+    offered = {tool["function"]["name"]: tool["function"] for tool in fake_llm.requests[0]["tools"]}
+    assert offered["search__web_search"]["parameters"]["required"] == ["query"]
+    assert not [name for name in offered if name.startswith("broken__")]
+    assert "- search__web_search: Search the web" in fake_llm.requests[0]["messages"][0]["content"]
+
+    await app.handle(say(ALICE, "/status"), channel)
+    status = channel.texts()[-1]
+    assert "MCP servers: search ready (5 tools); broken down" in status
+    assert "/nonexistent" not in status, "paths are for operators"
+    await app.handle(say(ALICE, "/status", operator=True), channel)
+    assert "command not found: /nonexistent/mcp" in channel.texts()[-1]
+
+
+async def test_a_server_that_never_starts_does_not_hold_up_the_answer(app, settings, fake_llm):
+    edit_runtime_config(
+        settings.runtime_config_path,
+        mcp={"servers": {"hang": {"command": "sleep", "args": ["600"]}}},
+    )
+    await app.start()
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "still there?"), channel)
+    assert channel.texts() == ["echo: still there?"]
+    assert app.mcp.states()["hang"].phase == "starting"
+
+
+def _ready(app) -> list[str]:
+    return [name for name, state in app.mcp.states().items() if state and state.phase == "ready"]
+
+
+def test_the_terminal_bot_runs_its_mcp_server_and_stops_it_on_quit(workdir):
+    config_path = workdir / "preferences" / "runtime-config.json"
+    config = json.loads(config_path.read_text())
+    config["mcp"] = {"servers": {"search": stdio_entry()}}
+    config_path.write_text(json.dumps(config))
+    with FakeOpenAiServer(responder=searching) as llm:
+        bot = start_bot(workdir, OPENAI_BASE_URL=llm.base_url)
+        assert bot.stdin and bot.stdout
+        status = ""
+        for _ in range(int(STARTUP / 0.2)):  # /status until the server is up
+            bot.stdin.write("/status\n")
+            bot.stdin.flush()
+            status = _read_until(bot, "MCP servers:")
+            if "search ready" in status:
+                break
+            subprocess.run(["sleep", "0.2"], check=True)
+        assert "search ready (5 tools)" in status
+        server_pids = _children_running("tests.fakes.mcp_server", bot.pid)
+        assert len(server_pids) == 1
+        bot.stdin.write("otters?\n")
+        bot.stdin.flush()
+        assert "From the web: 1. Sea Otters" in _read_until(bot, "From the web")
+        bot.stdin.write("/quit\n")
+        bot.stdin.flush()
+        assert bot.wait(30) == 0
+    assert not [pid for pid in server_pids if os.path.exists(f"/proc/{pid}")]
+
+
+def _read_until(proc: subprocess.Popen[str], marker: str) -> str:
+    assert proc.stdout
+    seen = ""
+    while marker not in seen:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen += line
+    return seen + (proc.stdout.readline() if marker == "MCP servers:" else "")
+
+
+def _children_running(marker: str, parent: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                args = cmdline.read().decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and marker in args:
+            found.append(int(entry))
+    return found
