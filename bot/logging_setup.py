@@ -42,6 +42,14 @@ class RedactingFormatter(logging.Formatter):
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+def redact_also(secrets: Iterable[str]) -> None:
+    """Blank `secrets` too in every log line from now on, whichever library writes it: for
+    values known only while the bot runs (an MCP server's token read from the environment)."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler.formatter, RedactingFormatter):
+            handler.formatter.add_secrets(secrets)
+
+
 def setup_logging(level: str, secrets: Iterable[str], log_file: Path | None = None) -> None:
     """Route all logs through the redactor: to `log_file` when given, else to stderr.
 

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from bot import __version__
 from bot.config.model import McpServerConfig
+from bot.logging_setup import redact_also
 from bot.mcp.http import mcp_http_client
 from bot.mcp.results import result_text
 from bot.mcp.stdio import StdioLaunch, TransportWatch, bounded_stdio
@@ -276,6 +277,7 @@ class McpServerConnection:
                 raise _StartFailed(f"the environment variable {match[1]} is not set")
             if len(found) >= 4:
                 self._secrets.append(found)
+                redact_also([found])
             return found
 
         return _PLACEHOLDER.sub(value, text)

@@ -1,6 +1,7 @@
+import io
 import logging
 
-from bot.logging_setup import RedactingFormatter
+from bot.logging_setup import RedactingFormatter, redact_also
 
 
 def record(message, *args, exc_info=None):
@@ -28,3 +29,17 @@ def test_telegram_token_in_request_urls_is_blanked_even_if_unknown():
     formatter = RedactingFormatter("%(message)s")
     line = formatter.format(record("POST https://api.telegram.org/bot123456:AAH-x_y/getMe"))
     assert line == "POST https://api.telegram.org/bot***/getMe"
+
+
+def test_a_secret_learnt_while_running_is_redacted_from_then_on():
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(RedactingFormatter("%(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        redact_also(["mcp-token-4242"])
+        logging.getLogger("mcp.client").warning("POST with Bearer mcp-token-4242 refused")
+    finally:
+        root.removeHandler(handler)
+    assert stream.getvalue() == "POST with Bearer *** refused\n"
