@@ -89,7 +89,8 @@ class McpServerConnection:
         self._client: Client | None = None
         self.listed: tuple[mcp_types.Tool, ...] = ()
         self.state = ServerState("starting")
-        self._ready = asyncio.Event()
+        self._changed = asyncio.Event()
+        """Set and replaced at each change of `state`: what waiting calls wait for."""
         self._wake = asyncio.Event()
         self._stopping = False
         self._secrets: list[str] = []
@@ -115,8 +116,7 @@ class McpServerConnection:
         if not done:
             self._task.cancel()
             await asyncio.wait({self._task})
-        self.state = ServerState("stopped")
-        self._ready.set()
+        self._set_state(ServerState("stopped"))
 
     @property
     def offering(self) -> bool:
@@ -156,15 +156,19 @@ class McpServerConnection:
             if self.state.phase in ("failed", "stopped"):
                 why = f": {self.state.problem}" if self.state.problem else ""
                 raise Unavailable(f"the {self.name} server is not available{why}")
-            await self._ready.wait()
+            await self._changed.wait()
 
     def _went_away(self) -> None:
         """The connection ended: calls from now on wait for the restart, not on a dead client."""
         if self.state.phase == "ready":
             self._client = None
-            self._ready.clear()
-            self.state = ServerState("restarting", len(self.listed))
+            self._set_state(ServerState("restarting", len(self.listed)))
         self._wake.set()
+
+    def _set_state(self, state: ServerState) -> None:
+        self.state = state
+        self._changed.set()
+        self._changed = asyncio.Event()
 
     def _lost(self, detail: str) -> str:
         log.warning("[MCP] %s: connection lost during a call (%s)", self.name, self._masked(detail))
@@ -191,7 +195,7 @@ class McpServerConnection:
             if not was_ready:
                 self.listed = ()
             phase: Phase = "restarting" if was_ready else "failed"
-            self.state = ServerState(phase, len(self.listed), problem)
+            self._set_state(ServerState(phase, len(self.listed), problem))
             self.last_problem = problem
             log.warning("[MCP] %s: %s; trying again in %.1fs", self.name, problem, rest)
             self._wake.clear()
@@ -199,15 +203,15 @@ class McpServerConnection:
                 break
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), rest)
-        self.state = ServerState("stopped")
-        self._ready.set()  # waiting calls wake up and see "stopped"
+        self._set_state(ServerState("stopped"))  # waiting calls wake up and see it
 
     async def _serve_once(self, watch: TransportWatch) -> bool:
         """Connect, list the tools, and serve calls until the connection ends or `stop`.
         Returns True once it has been ready; raises what kept it from getting there."""
         transport = self._transport(watch)
         timeout = self.config.start_timeout_seconds
-        self.state = ServerState("starting", len(self.listed))
+        if self.state.phase != "restarting":  # a restart keeps offering the tools meanwhile
+            self._set_state(ServerState("starting", len(self.listed)))
         became_ready = False
         try:
             async with asyncio.timeout(timeout) as startup:
@@ -223,7 +227,6 @@ class McpServerConnection:
                     self._became_ready(client)
                     await self._wake.wait()
                     self._client = None
-                    self._ready.clear()
         except Exception as exc:
             if not became_ready:
                 if isinstance(exc, TimeoutError):
@@ -236,15 +239,13 @@ class McpServerConnection:
             log.debug("[MCP] %s: closing the connection failed: %s", self.name, exc)
         finally:
             self._client = None
-            self._ready.clear()
         return became_ready
 
     def _became_ready(self, client: Client) -> None:
         self._client = client
         self._wake.clear()
         self.generation += 1
-        self.state = ServerState("ready", len(self.listed))
-        self._ready.set()
+        self._set_state(ServerState("ready", len(self.listed)))
         log.info("[MCP] %s: ready, %d tools", self.name, len(self.listed))
 
     def _transport(self, watch: TransportWatch) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.conftest import edit_runtime_config
 from tests.e2e.conftest import ALICE, say
-from tests.e2e.test_terminal_chat import start_bot
+from tests.e2e.test_terminal_chat import _read_until, start_bot
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.mcp_server import stdio_entry
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
@@ -95,17 +95,6 @@ def test_the_terminal_bot_runs_its_mcp_server_and_stops_it_on_quit(workdir):
         bot.stdin.flush()
         assert bot.wait(30) == 0
     assert not [pid for pid in server_pids if os.path.exists(f"/proc/{pid}")]
-
-
-def _read_until(proc: subprocess.Popen[str], marker: str) -> str:
-    assert proc.stdout
-    seen = ""
-    while marker not in seen:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        seen += line
-    return seen + (proc.stdout.readline() if marker == "MCP servers:" else "")
 
 
 def _children_running(marker: str, parent: int) -> list[int]:

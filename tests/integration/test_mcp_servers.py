@@ -134,6 +134,10 @@ async def test_an_http_server_that_went_away_is_reconnected_when_it_is_back(harn
         server.kill()
         lost = await harness.call("web__web_search", query="anyone?")
         assert lost.startswith("Error: the web server stopped answering")
+        # While it is down, a call waits for the reconnection attempt, then hears it failed
+        # (rather than waiting out its whole time-out).
+        down = await harness.call("web__web_search", query="still down?")
+        assert down.startswith("Error: the web server is not available: ConnectError")
         server.start()  # a service manager brings it back on the same port
         await harness.ready("web", generation=2)
         back = await harness.call("web__web_search", query="back again")
