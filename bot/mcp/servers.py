@@ -64,6 +64,8 @@ class McpServers:
         self._connections: dict[str, McpServerConnection] = {}
         self._stopping: set[asyncio.Task[None]] = set()
         self._watcher: asyncio.Task[None] | None = None
+        self._tools: list[RawTool] = []
+        self._tools_key: tuple[tuple[int, int, bool, int], ...] = ()
 
     async def start(self) -> None:
         self.apply()
@@ -84,31 +86,20 @@ class McpServers:
         return self._connections.get(name)
 
     def current_tools(self) -> list[RawTool]:
-        """The tools of every connected server, filtered by its `allowedTools`."""
+        """The tools of every connected server, filtered by its `allowedTools`; rebuilt only
+        when a server connected, went away or had its config changed."""
         if self._watcher is None:
             return []  # not started (or closed): no server runs
         self.apply()
-        tools: list[RawTool] = []
-        for name, connection in self._connections.items():
-            if not connection.offering:
-                continue
-            config = connection.config
-            for listed in connection.listed:
-                if not config.offers(listed.name):
-                    continue
-                description = (listed.description or listed.title or listed.name).strip()
-                schema = listed.input_schema
-                tools.append(
-                    McpTool(
-                        namespaced(name, listed.name),
-                        description[:MAX_DESCRIPTION_CHARS],
-                        schema if schema.get("type") == "object" else _EMPTY_SCHEMA,
-                        config.timeout_seconds,
-                        listed.name,
-                        connection,
-                    )
-                )
-        return tools
+        key = tuple(
+            (id(c), c.generation, c.offering, id(c.config)) for c in self._connections.values()
+        )
+        if key != self._tools_key:
+            self._tools_key = key
+            self._tools = [
+                tool for c in self._connections.values() if c.offering for tool in _tools_of(c)
+            ]
+        return list(self._tools)
 
     def apply(self) -> None:
         """Bring the running servers in line with the config (no-op when it is unchanged)."""
@@ -168,6 +159,27 @@ class McpServers:
                 self.apply()
             except Exception:  # a bug here must not end the watching
                 log.exception("[MCP] applying the config failed")
+
+
+def _tools_of(connection: McpServerConnection) -> list[RawTool]:
+    config = connection.config
+    tools: list[RawTool] = []
+    for listed in connection.listed:
+        if not config.offers(listed.name):
+            continue
+        description = (listed.description or listed.title or listed.name).strip()
+        schema = listed.input_schema
+        tools.append(
+            McpTool(
+                namespaced(connection.name, listed.name),
+                description[:MAX_DESCRIPTION_CHARS],
+                schema if schema.get("type") == "object" else _EMPTY_SCHEMA,
+                config.timeout_seconds,
+                listed.name,
+                connection,
+            )
+        )
+    return tools
 
 
 def _needs_restart(old: McpServerConfig, new: McpServerConfig) -> bool:
