@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,7 @@ from bot import __version__
 from bot.app import BotApp
 from bot.logging_setup import setup_logging
 from bot.ops.server import ListenFailed
-from bot.settings import NO_LLM_MESSAGE, Settings
+from bot.settings import NO_LLM_MESSAGE, Settings, environment_with
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
 from bot.storage.disk import START, DiskHealth
 from bot.storage.postgres.database import DatabaseUnavailable
@@ -153,20 +154,25 @@ def main(argv: list[str] | None = None) -> int:
     if lock.write_error is not None:  # one line, not a traceback: a supervisor would loop
         disk.failed(START, lock.write_error, "starting anyway (see /status)")
     try:
-        return asyncio.run(run(settings, channel, disk))
+        return asyncio.run(run(settings, channel, disk, environment_with(args.env_file)))
     except KeyboardInterrupt:
         return 0
     finally:
         lock.release()
 
 
-async def run(settings: Settings, channel: str, disk: DiskHealth | None = None) -> int:
+async def run(
+    settings: Settings,
+    channel: str,
+    disk: DiskHealth | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
     telegram = None
     if channel == "telegram":
         from bot.adapters.telegram import TelegramOptions
 
         telegram = TelegramOptions.from_settings(settings)
-    app = BotApp.build(settings, disk=disk, telegram=telegram)
+    app = BotApp.build(settings, disk=disk, telegram=telegram, environ=environ)
     try:
         try:
             await app.start()

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
@@ -150,6 +150,7 @@ class BotApp:
         speech: SpeechPort | None = None,
         telegram: TelegramOptions | None = None,
         clock: Callable[[], datetime] = utc_now,
+        environ: Mapping[str, str] | None = None,
     ) -> BotApp:
         """Wire the bot from settings, with the adapters given in place of the real ones.
 
@@ -160,6 +161,7 @@ class BotApp:
         `disk` is told what the disk refused, from the start (the lock file) on. `telegram`:
         the bot runs in Telegram (`app.telegram`), with `/start`, `/voice` and the inbox wired in.
         `clock` (UTC now) is what reminders are set and fired by; tests move a fake one.
+        `environ`: what `${NAME}` in an MCP server's config reads (default: the process's).
         """
         data = settings.data_dir
         disk = disk or DiskHealth()
@@ -256,7 +258,7 @@ class BotApp:
         )
         # Tools from MCP servers (`mcp.servers`), started and stopped with the app; a server
         # that fails never holds up an answer. `${NAME}` in their config reads the environment.
-        mcp = McpServers(lambda: config.current().mcp, os.environ)
+        mcp = McpServers(lambda: config.current().mcp, os.environ if environ is None else environ)
         starting.append(mcp.start)
         closing.append(mcp.aclose)
         tools.add_source(mcp)

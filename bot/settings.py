@@ -7,9 +7,12 @@ process and what must never be written to a file a user may share: keys and toke
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
+from dotenv import dotenv_values
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -187,3 +190,10 @@ def _password_in(url: str) -> str | None:
     from bot.storage.postgres.database import password_of  # psycopg only when it is used
 
     return password_of(url)
+
+
+def environment_with(env_file: Path | None) -> Mapping[str, str]:
+    """The process environment over the variables of `env_file` (`.env`): what `${NAME}` in
+    an MCP server's runtime config reads, so its token can sit in `.env` with the others."""
+    from_file = dotenv_values(env_file) if env_file is not None and env_file.is_file() else {}
+    return {**{k: v for k, v in from_file.items() if v is not None}, **os.environ}

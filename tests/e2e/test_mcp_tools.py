@@ -13,7 +13,7 @@ from tests.conftest import edit_runtime_config
 from tests.e2e.conftest import ALICE, say
 from tests.e2e.test_terminal_chat import _read_until, start_bot
 from tests.fakes.channel import RecordingChannel
-from tests.fakes.mcp_server import stdio_entry
+from tests.fakes.mcp_server import HttpMcpServer, stdio_entry
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
 from tests.fakes.waiting import wait_until
 
@@ -69,32 +69,42 @@ def _ready(app) -> list[str]:
     return [name for name, state in app.mcp.states().items() if state and state.phase == "ready"]
 
 
-def test_the_terminal_bot_runs_its_mcp_server_and_stops_it_on_quit(workdir):
-    config_path = workdir / "preferences" / "runtime-config.json"
-    config = json.loads(config_path.read_text())
-    config["mcp"] = {"servers": {"search": stdio_entry()}}
-    config_path.write_text(json.dumps(config))
-    with FakeOpenAiServer(responder=searching) as llm:
+def test_the_terminal_bot_runs_its_mcp_servers_and_stops_them_on_quit(workdir):
+    """A stdio server it starts, and an HTTP one whose token comes from the bot's `.env`."""
+    token = "mcp-token-from-dotenv-77f1"
+    (workdir / "none.env").write_text(f"SEARCH_TOKEN={token}\n")  # the --env-file of bot_argv
+    with HttpMcpServer(token=token) as http, FakeOpenAiServer(responder=searching) as llm:
+        config_path = workdir / "preferences" / "runtime-config.json"
+        config = json.loads(config_path.read_text())
+        bearer = {"Authorization": "Bearer ${SEARCH_TOKEN}"}
+        config["mcp"] = {
+            "servers": {"search": stdio_entry(), "web": {"url": http.url, "headers": bearer}}
+        }
+        config_path.write_text(json.dumps(config))
         bot = start_bot(workdir, OPENAI_BASE_URL=llm.base_url)
         assert bot.stdin and bot.stdout
         status = ""
-        for _ in range(int(STARTUP / 0.2)):  # /status until the server is up
+        for _ in range(int(STARTUP / 0.2)):  # /status until both are up
             bot.stdin.write("/status\n")
             bot.stdin.flush()
             status = _read_until(bot, "MCP servers:")
-            if "search ready" in status:
+            if "search ready" in status and "web ready" in status:
                 break
             subprocess.run(["sleep", "0.2"], check=True)
-        assert "search ready (5 tools)" in status
+        assert "MCP servers: search ready (5 tools); web ready (5 tools)" in status
         server_pids = _children_running("tests.fakes.mcp_server", bot.pid)
-        assert len(server_pids) == 1
+        assert len(server_pids) == 1, "the stdio server runs as the bot's child"
         bot.stdin.write("otters?\n")
         bot.stdin.flush()
         assert "From the web: 1. Sea Otters" in _read_until(bot, "From the web")
         bot.stdin.write("/quit\n")
         bot.stdin.flush()
         assert bot.wait(30) == 0
+        leftovers = bot.stdout.read() + (bot.stderr.read() if bot.stderr else "")
     assert not [pid for pid in server_pids if os.path.exists(f"/proc/{pid}")]
+    log = (workdir / "data" / "bot.log").read_text()
+    assert "[MCP] web: ready, 5 tools" in log
+    assert token not in log + status + leftovers
 
 
 def _children_running(marker: str, parent: int) -> list[int]:

@@ -93,3 +93,15 @@ def test_the_database_password_never_reaches_a_log_line(monkeypatch, url):
     assert "pg-pass-789" not in formatter.format(record)
     assert describe_url(url) == "bot@db.internal:5433/bot"
     assert "pg-pass-789" not in repr(settings)
+
+
+def test_mcp_placeholders_read_the_env_file_under_the_process_environment(tmp_path, monkeypatch):
+    from bot.settings import environment_with
+
+    env_file = tmp_path / ".env"
+    env_file.write_text("SEARCH_TOKEN=from-file\nONLY_IN_FILE=yes\nEMPTY=\n")
+    monkeypatch.setenv("SEARCH_TOKEN", "from-process")
+    merged = environment_with(env_file)
+    assert merged["SEARCH_TOKEN"] == "from-process"
+    assert merged["ONLY_IN_FILE"] == "yes"
+    assert environment_with(tmp_path / "missing.env").get("ONLY_IN_FILE") is None
