@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import anyio
 import mcp_types
 from mcp import Client
 from mcp.client.stdio import get_default_environment
@@ -133,18 +134,20 @@ class McpServerConnection:
         """The tool's result as text for the model; an `Error: ...` text when it failed."""
         try:
             client = await self._connected()
-            result = await client.call_tool(tool, arguments)
         except Unavailable as exc:
             return f"Error: {exc}"
+        generation = self.generation
+        try:
+            result = await client.call_tool(tool, arguments)
         except MCPError as exc:
             if _connection_gone(exc):
-                return self._lost(exc.message)
+                return self._lost(exc.message, generation)
             return f"Error: the {self.name} server refused the call: {self._masked(exc.message)}"
         except ValidationError:
             log.warning("[MCP] %s: %s returned a malformed result", self.name, tool)
             return f"Error: the {self.name} server returned a malformed result."
-        except (OSError, EOFError, ConnectionError, RuntimeError) as exc:
-            return self._lost(str(exc) or type(exc).__name__)
+        except (OSError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            return self._lost(str(exc) or type(exc).__name__, generation)
         return result_text(result)
 
     async def _connected(self) -> Client:
@@ -170,9 +173,10 @@ class McpServerConnection:
         self._changed.set()
         self._changed = asyncio.Event()
 
-    def _lost(self, detail: str) -> str:
+    def _lost(self, detail: str, generation: int) -> str:
         log.warning("[MCP] %s: connection lost during a call (%s)", self.name, self._masked(detail))
-        self._went_away()
+        if generation == self.generation:  # not a late word about a connection since replaced
+            self._went_away()
         return (
             f"Error: the {self.name} server stopped answering during the call; it is being "
             "restarted, so trying again shortly may work."

@@ -211,12 +211,15 @@ async def test_a_server_that_cannot_start_says_why_and_costs_nothing_else(harnes
         {
             "missing": {"command": "/nonexistent/mcp-server-binary"},
             "needs_key": stdio_entry(env={"API_KEY": "${NOT_SET_ANYWHERE_1234}"}),
+            "silent": {"command": "sleep", "args": ["600"], "startTimeoutSeconds": 1},
             "search": stdio_entry(),
         }
     )
     await harness.ready("search")
     await wait_until(lambda: harness.phase("missing") == "failed", STARTUP, "missing failed")
     await wait_until(lambda: harness.phase("needs_key") == "failed", STARTUP, "key failed")
+    await wait_until(lambda: harness.phase("silent") == "failed", STARTUP, "silent failed")
+    assert harness.mcp.connection("silent").state.problem == "did not start within 1s"
     assert "not found" in (harness.mcp.connection("missing").state.problem or "")
     assert (
         harness.mcp.connection("needs_key").state.problem
