@@ -128,7 +128,9 @@ class TelegramBot:
             ),
         )
         """What handlers download attachments with (see `files.py`)."""
-        self.typing = TypingIndicators(self.sender, options.typing_interval_seconds)
+        self.typing = TypingIndicators(
+            self.sender, options.typing_interval_seconds, options.typing_delay_seconds
+        )
         self.channel = TelegramChannel(
             self.sender,
             config,
