@@ -14,7 +14,8 @@ is a median of the rounds, with its spread:
 - 10 chats send 10 messages each at once to an LLM with random delays; each chat must get its
   answers in the order it asked (our bot; the bare bot does not keep order).
 - Messages per second with an LLM that answers at once (20 chats x 10 messages): the bot's
-  own cost per message, against the bare bot's (target ≥ 0.95).
+  own cost per message, against the bare bot's (target ≥ 0.95); and the CPU time the bot's
+  process used per message meanwhile, which a busy machine disturbs less than wall time.
 
     python -m bench.telegram_concurrency [--chats 100] [--delay 1.0] [--rounds 3]
 """
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.bot_process import bare_bot_process, telegram_bot_process
+from bench.bot_process import RunningBot, bare_bot_process, telegram_bot
 from bench.report import Figure, print_table
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
 from tests.fakes.telegram_server import FakeTelegramServer, User
@@ -61,10 +62,14 @@ class Contender:
 
     name: str
     telegram: FakeTelegramServer
+    process: RunningBot
     keeps_order: bool
     solo: list[float] = field(default_factory=list)
     bursts: list[float] = field(default_factory=list)
     per_second: list[float] = field(default_factory=list)
+    cpu_per_message: list[float] = field(default_factory=list)
+    """Milliseconds of the bot process's CPU per message, in the throughput rounds: its own
+    cost, which a busy machine disturbs less than the wall time."""
 
     @property
     def burst_ratio(self) -> float:
@@ -122,11 +127,11 @@ async def measure(chats: int, delay: float, rounds: int) -> list[Figure]:
         FakeOpenAiServer(responder=llm) as llm_server,
     ):
         async with (
-            telegram_bot_process(ours_api, llm_server.base_url, users),
-            bare_bot_process(bare_api, llm_server.base_url),
+            telegram_bot(ours_api, llm_server.base_url, users) as ours_process,
+            bare_bot_process(bare_api, llm_server.base_url) as bare_process,
         ):
-            ours = Contender("ours", ours_api, keeps_order=True)
-            bare = Contender("bare bot", bare_api, keeps_order=False)
+            ours = Contender("ours", ours_api, ours_process, keeps_order=True)
+            bare = Contender("bare bot", bare_api, bare_process, keeps_order=False)
             for contender in (ours, bare):
                 await all_at_once(contender, {users[0]: ["warm-up"]})
             await _bursts(ours, bare, llm, users, delay, rounds)
@@ -168,8 +173,12 @@ async def _throughput(
     for n in range(rounds):
         for contender in (ours, bare) if n % 2 == 0 else (bare, ours):
             burst = {user: [f"burst {n} {user} #{i}" for i in range(10)] for user in users}
+            messages = sum(len(texts) for texts in burst.values())
+            cpu = contender.process.cpu_seconds()
             wall = await all_at_once(contender, burst)
-            contender.per_second.append(sum(len(texts) for texts in burst.values()) / wall)
+            cpu = contender.process.cpu_seconds() - cpu
+            contender.per_second.append(messages / wall)
+            contender.cpu_per_message.append(1000 * cpu / messages)
 
 
 def _spread(values: list[float]) -> str:
@@ -219,6 +228,15 @@ def _figures(
                 "",
             )
         )
+        figures.append(
+            Figure(
+                NAME,
+                f"{bot.name}: CPU per message, bot process ({_spread(bot.cpu_per_message)})",
+                statistics.median(bot.cpu_per_message),
+                "ms",
+                "",
+            )
+        )
     figures.append(
         Figure(
             NAME,
@@ -231,7 +249,9 @@ def _figures(
     )
     throughput = statistics.median(ours.per_second) / statistics.median(bare.per_second)
     burst = ours.burst_ratio / bare.burst_ratio
+    cpu = statistics.median(ours.cpu_per_message) / statistics.median(bare.cpu_per_message)
     figures += [
+        Figure(NAME, "ours / bare bot: CPU per message", cpu, "x", ""),
         Figure(
             NAME,
             "ours / bare bot: messages per second",
