@@ -1,5 +1,6 @@
 """The bot as users start it (`python -m bot`, its own process) in a temporary folder, for the
-benchmarks that measure it through the emulated Bot API."""
+benchmarks that measure it through the emulated Bot API; and the bare bot they compare it
+with (`bench/bare_bot.py`), started the same way."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.fakes.telegram_server import FakeTelegramServer
@@ -19,13 +21,37 @@ from tests.fakes.telegram_server import FakeTelegramServer
 REPO = Path(__file__).resolve().parent.parent
 
 
+@dataclass(frozen=True)
+class RunningBot:
+    """A bot process a benchmark started."""
+
+    pid: int
+    config_path: Path | None = None
+    """Our bot's runtime config (edits apply while it runs); None for the bare bot."""
+
+    def cpu_seconds(self) -> float:
+        """CPU time the process has used so far, all its threads, user and system (Linux)."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @asynccontextmanager
 async def telegram_bot_process(
     telegram: FakeTelegramServer, llm_base_url: str, allowed_users: list[int]
 ) -> AsyncIterator[Path]:
+    """`telegram_bot`, yielding its runtime config's path."""
+    async with telegram_bot(telegram, llm_base_url, allowed_users) as bot:
+        assert bot.config_path is not None
+        yield bot.config_path
+
+
+@asynccontextmanager
+async def telegram_bot(
+    telegram: FakeTelegramServer, llm_base_url: str, allowed_users: list[int]
+) -> AsyncIterator[RunningBot]:
     """The bot polling `telegram`, its LLM (and speech) at `llm_base_url`, answering
     `allowed_users` with no rate limit (what is measured is the bot, not the limit); stopped
-    with SIGTERM on exit. Yields its runtime config's path: edits apply while it runs."""
+    with SIGTERM on exit."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         shutil.copytree(REPO / "preferences", work / "preferences")
@@ -34,19 +60,39 @@ async def telegram_bot_process(
         config["telegram"]["allowedUsers"] = allowed_users
         config["rateLimit"]["messagesPerMinute"] = 10_000
         config_path.write_text(json.dumps(config))
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TELEGRAM_"))}
-        env.update(
-            TELEGRAM_BOT_TOKEN=telegram.token,
-            TELEGRAM_API_URL=telegram.api_url,
-            OPENAI_BASE_URL=llm_base_url,
-            LOG_LEVEL="WARNING",
-        )
-        argv = [sys.executable, "-m", "bot", "--channel", "telegram", "--env-file", "/dev/null"]
+        argv = ["-m", "bot", "--channel", "telegram", "--env-file", "/dev/null"]
         argv += ["--data-dir", str(work / "data"), "--config", str(config_path)]
         argv += ["--prompts-dir", str(work / "preferences" / "prompts")]
-        bot = await asyncio.create_subprocess_exec(*argv, env=env, cwd=REPO)
-        try:
-            yield config_path
-        finally:
-            bot.send_signal(signal.SIGTERM)
-            await asyncio.wait_for(bot.wait(), 60)
+        async with _process(argv, telegram, llm_base_url) as pid:
+            yield RunningBot(pid, config_path)
+
+
+@asynccontextmanager
+async def bare_bot_process(
+    telegram: FakeTelegramServer, llm_base_url: str, *options: str
+) -> AsyncIterator[RunningBot]:
+    """`bench/bare_bot.py` polling `telegram`, its LLM at `llm_base_url`; `options` are its
+    command-line options. Stopped with SIGTERM on exit."""
+    async with _process(["-m", "bench.bare_bot", *options], telegram, llm_base_url) as pid:
+        yield RunningBot(pid)
+
+
+@asynccontextmanager
+async def _process(
+    argv: list[str], telegram: FakeTelegramServer, llm_base_url: str
+) -> AsyncIterator[int]:
+    """`python <argv>` with the Bot API and LLM addresses in its environment, nothing else of
+    ours (no token or key of the shell it runs in)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TELEGRAM_"))}
+    env.update(
+        TELEGRAM_BOT_TOKEN=telegram.token,
+        TELEGRAM_API_URL=telegram.api_url,
+        OPENAI_BASE_URL=llm_base_url,
+        LOG_LEVEL="WARNING",
+    )
+    process = await asyncio.create_subprocess_exec(sys.executable, *argv, env=env, cwd=REPO)
+    try:
+        yield process.pid
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.wait(), 60)

@@ -18,7 +18,8 @@ from typing import Any
 
 import aiohttp
 import openai
-from openai import AsyncOpenAI, DefaultAioHttpClient
+from openai import AsyncOpenAI, AsyncStream, DefaultAioHttpClient
+from openai._types import RequestOptions
 from tenacity import AsyncRetrying
 
 from bot.conversation import ChatMessage, ToolCall
@@ -39,6 +40,8 @@ log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_SECONDS = 2.5
 """A readiness look at the server (`health`); within the readiness check's own bound."""
+
+COMPLETIONS = "/chat/completions"
 STREAM_EVERY_DELTA_CHARS = 4096
 """Below this the stream listener hears of every delta (about one Telegram message)."""
 
@@ -135,29 +138,37 @@ class OpenAiLlm:
         return False
 
     async def _call(self, request: LlmRequest, on_text: TextListener | None) -> LlmResponse:
-        # Messages and tools are plain JSON already. Passed as `extra_body` they skip the SDK's
-        # recursive TypedDict transform, which costs about a millisecond per turn with history.
+        # The body is plain JSON already, sent through the SDK's documented `post`, and answers
+        # come back as parsed JSON (`cast_to=object`): the typed `create` transforms every
+        # parameter recursively and builds a pydantic model of every streamed chunk, which
+        # together were most of a turn's CPU under load (bench/telegram_concurrency.py). The
+        # SDK still does the HTTP, SSE decoding, error mapping and hanging up.
         body: dict[str, Any] = {
+            "model": request.model,
             "messages": _with_images([_to_openai(m) for m in request.messages], request.images),
+            "temperature": request.temperature,
             self._max_tokens_field: request.max_output_tokens,
         }
         if request.tools:
             body["tools"] = [_tool_to_openai(spec) for spec in request.tools]
         if request.response_schema is not None:
             body["response_format"] = self._response_format(request.model, request.response_schema)
-        create = self._client.chat.completions.create
-        common: dict[str, Any] = {
-            "model": request.model,
-            "messages": [],
-            "temperature": request.temperature,
-            "timeout": request.timeout_seconds,
-            "extra_body": body,
-        }
+        options: RequestOptions = {"timeout": request.timeout_seconds}
+        post = self._client.post
         if on_text is None or request.response_schema is not None:
-            return _from_completion(await create(**common), request.max_output_chars)
+            completion = await post(COMPLETIONS, cast_to=object, body=body, options=options)
+            return _from_completion(completion, request.max_output_chars)
+        body["stream"] = True
         if self._stream_usage:
             body["stream_options"] = {"include_usage": True}
-        stream = await create(**common, stream=True)
+        stream = await post(
+            COMPLETIONS,
+            cast_to=object,
+            body=body,
+            options=options,
+            stream=True,
+            stream_cls=AsyncStream[object],
+        )
         return await _collect_stream(stream, on_text, request.max_output_chars)
 
     def _response_format(self, model: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -211,35 +222,53 @@ def _tool_to_openai(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def _from_completion(completion: Any, max_chars: int | None = None) -> LlmResponse:
-    if not completion.choices:
+def _from_completion(completion: object, max_chars: int | None = None) -> LlmResponse:
+    choices = _list(_dict(completion).get("choices"))
+    if not choices:
         raise LlmError(notices.llm_empty())
-    choice = completion.choices[0]
-    message = choice.message
+    message = _dict(_dict(choices[0]).get("message"))
     calls = [
         ToolCall(
-            id=call.id or _new_call_id(),
-            name=call.function.name,
-            arguments=call.function.arguments or "{}",
+            id=_str(call.get("id")) or _new_call_id(),
+            name=_str(function.get("name")),
+            arguments=_str(function.get("arguments")) or "{}",
         )
-        for call in (message.tool_calls or [])
-        if getattr(call, "function", None) is not None
+        for call in map(_dict, _list(message.get("tool_calls")))
+        if (function := call.get("function")) is not None and isinstance(function, dict)
     ]
-    text = message.content
+    text = message.get("content") if isinstance(message.get("content"), str) else None
     size = len(text or "") + sum(len(call.arguments) for call in calls)
+    usage = _usage(completion)
     if max_chars is not None and size > max_chars:
         _log_cut(max_chars)
         cut = text[:max_chars] if text else None
-        return LlmResponse(cut, calls, truncated=True, usage=_usage(completion))
-    return LlmResponse(text=text, tool_calls=calls, usage=_usage(completion))
+        return LlmResponse(cut, calls, truncated=True, usage=usage)
+    return LlmResponse(text=text, tool_calls=calls, usage=usage)
 
 
-def _usage(reply: Any) -> TokenUsage | None:
+def _usage(reply: object) -> TokenUsage | None:
     """The `usage` of a completion or of a stream's last chunk, when the server sent one."""
-    usage = getattr(reply, "usage", None)
-    if usage is None:
+    usage = _dict(reply).get("usage")
+    if not isinstance(usage, dict):
         return None
-    return TokenUsage(int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))
+    return TokenUsage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+
+
+def _dict(value: object) -> dict[str, Any]:
+    """A JSON object of the answer, or {} where the server sent something else."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 @dataclass
@@ -252,7 +281,7 @@ class _CallParts:
 
 
 async def _collect_stream(
-    stream: Any, on_text: TextListener, max_chars: int | None = None
+    stream: AsyncStream[object], on_text: TextListener, max_chars: int | None = None
 ) -> LlmResponse:
     """`_read_stream`, hanging up when reading ends early: the turn was stopped (cancelled)
     or a listener failed, so the server stops generating what nobody reads."""
@@ -263,7 +292,9 @@ async def _collect_stream(
         raise
 
 
-async def _read_stream(stream: Any, on_text: TextListener, max_chars: int | None) -> LlmResponse:
+async def _read_stream(
+    stream: AsyncStream[object], on_text: TextListener, max_chars: int | None
+) -> LlmResponse:
     """Assemble a streamed answer: text deltas go to `on_text`, tool-call deltas are joined.
 
     Deltas are kept as parts and joined only for the listener, which hears of every delta
@@ -277,26 +308,28 @@ async def _read_stream(stream: Any, on_text: TextListener, max_chars: int | None
     usage = None
     async for chunk in stream:
         usage = _usage(chunk) or usage
-        if not chunk.choices:
+        choices = _list(_dict(chunk).get("choices"))
+        if not choices:
             continue
-        delta = chunk.choices[0].delta
-        if delta is None:
-            continue
-        for part in delta.tool_calls or []:
-            slot = slots.setdefault(part.index or 0, _CallParts())
-            slot.id = part.id or slot.id
-            if part.function is not None:
-                slot.name = slot.name or (part.function.name or "")
-                slot.arguments.append(part.function.arguments or "")
-                size += len(part.function.arguments or "")
-        if delta.content:
-            parts.append(delta.content)
-            text_size += len(delta.content)
-            size += len(delta.content)
+        delta = _dict(_dict(choices[0]).get("delta"))
+        for part in map(_dict, _list(delta.get("tool_calls"))):
+            slot = slots.setdefault(_int(part.get("index")), _CallParts())
+            slot.id = _str(part.get("id")) or slot.id
+            function = part.get("function")
+            if isinstance(function, dict):
+                slot.name = slot.name or _str(function.get("name"))
+                arguments = _str(function.get("arguments"))
+                slot.arguments.append(arguments)
+                size += len(arguments)
+        content = _str(delta.get("content"))
+        if content:
+            parts.append(content)
+            text_size += len(content)
+            size += len(content)
         if max_chars is not None and size > max_chars:
             truncated = True
             break
-        if delta.content and (text_size < STREAM_EVERY_DELTA_CHARS or text_size >= reported * 1.25):
+        if content and (text_size < STREAM_EVERY_DELTA_CHARS or text_size >= reported * 1.25):
             reported = text_size
             await on_text("".join(parts))
     text = "".join(parts)

@@ -29,6 +29,7 @@ GROUP = Chat.group(-100_123, "Friends")
 FAST = {
     "edit_interval_seconds": 0.3,
     "typing_interval_seconds": 0.3,
+    "typing_delay_seconds": 0.1,
     "poll_timeout_seconds": 1.0,
     "shutdown_grace_seconds": 5.0,
 }

@@ -88,6 +88,7 @@ class TelegramBot:
         )
         self.processor = ChatOrderedProcessor()
         request = AiohttpRequest(connection_pool_size=CONNECTION_POOL_SIZE)
+        updates_request = AiohttpRequest(connection_pool_size=1)
         builder = (
             ApplicationBuilder()
             .token(options.token)
@@ -96,7 +97,7 @@ class TelegramBot:
             .concurrent_updates(self.processor)
             .rate_limiter(FloodControl())
             .request(request)
-            .get_updates_request(AiohttpRequest(connection_pool_size=1))
+            .get_updates_request(updates_request)
             .updater(None)  # our poller or webhook receiver fetches, through the inbox
         )
         if options.webhook is not None:
@@ -119,6 +120,7 @@ class TelegramBot:
                 inbox,
                 options.poll_timeout_seconds,
                 ALLOWED_UPDATES,
+                updates_request,
             )
         self.processor.on_done = lambda update: inbox.done(update.update_id)  # type: ignore[attr-defined]
         self.sender = TelegramSender(self.application.bot)
@@ -130,7 +132,9 @@ class TelegramBot:
             ),
         )
         """What handlers download attachments with (see `files.py`)."""
-        self.typing = TypingIndicators(self.sender, options.typing_interval_seconds)
+        self.typing = TypingIndicators(
+            self.sender, options.typing_interval_seconds, options.typing_delay_seconds
+        )
         self.channel = TelegramChannel(
             self.sender,
             config,

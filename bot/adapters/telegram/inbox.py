@@ -317,15 +317,21 @@ class UpdateInbox:
 
 
 async def keep_in(inbox: UpdateInbox, updates: list[Update]) -> list[Update]:
-    """Journal a batch and return the updates that are new. A full disk costs only the
-    replay (`UpdateInbox.received` logs it); on any other failure all of them are answered
-    anyway (and the log says so) rather than the bot going silent."""
+    """`keep_raw_in` for parsed updates (a webhook's): those of them that are new."""
+    fresh = {int(data["update_id"]) for data in await keep_raw_in(inbox, _as_json(updates))}
+    return [update for update in updates if update.update_id in fresh]
+
+
+async def keep_raw_in(inbox: UpdateInbox, updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Journal a batch (update JSON as Telegram sent it) and return the updates that are new.
+    A full disk costs only the replay (`UpdateInbox.received` logs it); on any other failure
+    all of them are answered anyway (and the log says so) rather than the bot going silent."""
     try:
-        fresh = set(await asyncio.to_thread(inbox.received, [_as_json(u) for u in updates]))
+        fresh = set(await asyncio.to_thread(inbox.received, updates))
     except Exception as exc:
         log.error("[Telegram] could not keep %d update(s) in the inbox: %s", len(updates), exc)
         return updates
-    return [update for update in updates if update.update_id in fresh]
+    return [update for update in updates if int(update["update_id"]) in fresh]
 
 
 def replay(inbox: UpdateInbox, queue: asyncio.Queue[object], bot: Bot) -> None:
@@ -362,5 +368,5 @@ def _sender(update: dict[str, Any]) -> str | None:
     return None
 
 
-def _as_json(update: Update) -> dict[str, Any]:
-    return json.loads(update.to_json())
+def _as_json(updates: list[Update]) -> list[dict[str, Any]]:
+    return [json.loads(update.to_json()) for update in updates]

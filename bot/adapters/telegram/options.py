@@ -45,6 +45,8 @@ class TelegramOptions:
     once). Drafts are no messages, so Telegram's edit pace does not bind them."""
     typing_interval_seconds: float = 4.0
     """"typing…" lasts about 5 s in Telegram clients, so it is refreshed a little sooner."""
+    typing_delay_seconds: float = 0.5
+    """"typing…" is shown only once a turn has run this long without its reply going out."""
     refusal_cooldown_seconds: float = 300.0
     """A stranger is told at most once per this long."""
     shutdown_grace_seconds: float = 25.0

@@ -4,6 +4,11 @@ PTB's own `Updater` confirms a batch (asks for the next offset) as soon as it is
 a crash loses whatever was queued behind a running turn. Here a batch goes to the inbox
 (fsynced) first, then to PTB's update queue; only the next getUpdates confirms it. At start,
 what the inbox still holds from before is queued ahead of anything new.
+
+getUpdates is posted through PTB's request object itself (`BaseRequest.post`: the same errors,
+`RetryAfter`, `Conflict`, `InvalidToken`, as `Bot.get_updates` raises), so the inbox journals
+the JSON exactly as Telegram sent it and only new updates are parsed into `Update`s, instead
+of every update being parsed and then serialised back for the journal.
 """
 
 from __future__ import annotations
@@ -11,11 +16,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Any
 
-from telegram import Bot
+from telegram import Bot, Update
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
+from telegram.request import BaseRequest, RequestData
+from telegram.request._requestparameter import RequestParameter
 
-from bot.adapters.telegram.inbox import UpdateInbox, keep_in, replay
+from bot.adapters.telegram.inbox import UpdateInbox, keep_raw_in, replay
 from bot.retry import Backoff, retry_after_seconds
 
 log = logging.getLogger(__name__)
@@ -34,8 +42,11 @@ class JournaledPoller:
         inbox: UpdateInbox,
         timeout_seconds: float,
         allowed_updates: list[str],
+        request: BaseRequest,
     ) -> None:
+        """`request` is the bot's getUpdates request object (`get_updates_request`)."""
         self._bot = bot
+        self._request = request
         self._queue = queue
         self.inbox = inbox
         self._timeout = timeout_seconds
@@ -66,11 +77,7 @@ class JournaledPoller:
     async def _poll(self) -> None:
         while True:
             try:
-                updates = await self._bot.get_updates(
-                    offset=self.inbox.last_update_id + 1,
-                    timeout=round(self._timeout),
-                    allowed_updates=self._allowed,
-                )
+                updates = await self._get_updates()
             except TimedOut:
                 continue
             except RetryAfter as exc:
@@ -90,5 +97,31 @@ class JournaledPoller:
                 continue
             self.failures = 0
             if updates:
-                for update in await keep_in(self.inbox, list(updates)):
-                    await self._queue.put(update)
+                for data in await keep_raw_in(self.inbox, updates):
+                    await self._queue_parsed(data)
+
+    async def _queue_parsed(self, data: dict[str, Any]) -> None:
+        try:
+            update = Update.de_json(data, self._bot)
+        except Exception as exc:  # Telegram's JSON that PTB cannot read: skipped, not replayed
+            log.error("[Telegram] update %s could not be read; skipped: %s", data["update_id"], exc)
+            self.inbox.done(data["update_id"])
+            return
+        await self._queue.put(update)
+
+    async def _get_updates(self) -> list[dict[str, Any]]:
+        """The next batch as the JSON Telegram sent (`Bot.get_updates`, unparsed)."""
+        timeout = round(self._timeout)
+        parameters = {
+            "offset": self.inbox.last_update_id + 1,
+            "timeout": timeout,
+            "allowed_updates": self._allowed,
+        }
+        result = await self._request.post(
+            f"{self._bot.base_url}/getUpdates",
+            RequestData([RequestParameter.from_input(k, v) for k, v in parameters.items()]),
+            read_timeout=(self._request.read_timeout or 0.0) + timeout,
+        )
+        if not isinstance(result, list):
+            return []
+        return [u for u in result if isinstance(u, dict) and isinstance(u.get("update_id"), int)]
