@@ -319,7 +319,9 @@ class ShortTermMemory:
     # -- internals --------------------------------------------------------------------------
 
     async def _query_vector(self, user_id: str, items: UserItems, query: str) -> Vectors | None:
-        if self._semantic is None or not query.strip():
+        """None (words alone) also when the user has no items: a question costs the embedded
+        model ~20 ms of a core, which a user with nothing to recall need not pay."""
+        if self._semantic is None or not query.strip() or not len(items):
             return None
         return await self._semantic.query_vector(user_id, items, query)
 

@@ -105,6 +105,17 @@ async def test_vectors_persist_so_a_restart_embeds_only_the_question(
     assert fresh.embedded == ["what is our hound called?"]  # the question only, no item
 
 
+async def test_a_user_with_nothing_stored_is_answered_without_embedding_the_question(
+    semantic_memory, embedder
+):
+    assert await semantic_memory.recall("u", "where does my sister live?") == ""
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "where does my sister live?")
+    await semantic_memory.drain()
+    assert "where does my sister live?" in embedder.embedded
+    assert embedder.embedded.count("where does my sister live?") == 1, "only once there were items"
+
+
 async def test_a_new_model_re_embeds_in_the_background_and_drops_the_old_vectors(
     tmp_path, semantic_memory, timer
 ):
