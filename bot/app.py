@@ -249,7 +249,8 @@ class BotApp:
         lanes = ChatLanes()
         book = ReminderBook(data / "reminders" / "reminders.json")
         memory_stores.append(book)
-        reminders = ReminderScheduler(book, sessions, lanes, clock)
+        languages = LanguageChoices(data / "languages.json")  # `/language`
+        reminders = ReminderScheduler(book, sessions, lanes, clock, languages)
         desk = ReminderDesk(
             book, lambda: config.current().reminders, clock, on_change=reminders.wake
         )
@@ -263,7 +264,6 @@ class BotApp:
         closing.append(mcp.aclose)
         tools.add_source(mcp)
         chat_models = ChatModels(data / "chat-models.json")  # `/model`
-        languages = LanguageChoices(data / "languages.json")  # `/language`
         prompts = PromptFiles(settings.prompts_dir)
         context = ContextBuildingSystem(prompts, tools, memory, rag, skills)
         pipeline = Pipeline(

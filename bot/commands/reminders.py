@@ -1,6 +1,7 @@
 """`/reminders`: this chat's reminders; `/reminders cancel <id>`; `/reminders timezone <zone>`.
 
-Plain text, so it works the same in every channel; no LLM call. In a group, anyone allowed
+Plain text, so it works the same in every channel; no LLM call; in the asker's language
+(`bot/i18n/catalogue/reminders.py`). In a group, anyone allowed
 sees the chat's reminders, and cancels their own (the bot's operators: any).
 """
 
@@ -9,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
+from bot.i18n.catalogue import reminders as say
 from bot.i18n.catalogue.commands import about_reminders
-from bot.reminders import ReminderDesk, ReminderRefused, Requester, texts
+from bot.reminders import ReminderDesk, ReminderRefused, Requester
 
 
 @dataclass
@@ -30,16 +32,16 @@ class ReminderCommands:
                 return self.desk.listing(who)
             if verb.lower() == "cancel" and rest.strip():
                 reminder = await self.desk.cancel(who, rest)
-                return texts.CANCELLED.format(id=reminder.id, text=reminder.text)
+                return say.reminder_cancelled(reminder.id, reminder.text)
             if verb.lower() in ("timezone", "tz"):
                 return await self._timezone(who, rest.strip())
         except ReminderRefused as exc:
             return str(exc)
-        return texts.USAGE
+        return say.reminders_usage()
 
     async def _timezone(self, who: Requester, name: str) -> str:
         if not name:
             zone = self.desk.zone_of(who.user_id)
-            return texts.TIMEZONE_IS.format(zone=zone.key, now=self.desk.now_for(who.user_id))
+            return say.timezone_is(zone.key, self.desk.now_for(who.user_id))
         zone = await self.desk.set_zone(who.user_id, name)
-        return texts.TIMEZONE_SET.format(zone=zone.key, now=self.desk.now_for(who.user_id))
+        return say.timezone_set(zone.key, self.desk.now_for(who.user_id))

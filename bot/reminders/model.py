@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from bot.conversation import ChatAddress
+from bot.i18n import Language
 
 
 class ReminderRefused(Exception):
@@ -47,6 +48,10 @@ class Reminder(BaseModel):
     retry_at: datetime | None = None
     created_at: datetime
     delivered: int = Field(0, ge=0, description="Occurrences delivered so far.")
+    language: Language | None = None
+    """The language its setter was spoken to in when they set it: it is delivered in this
+    one unless they have chosen another with `/language` by then. None (a file from before
+    languages): English, or their choice."""
 
     @property
     def address(self) -> ChatAddress:

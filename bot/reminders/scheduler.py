@@ -35,9 +35,11 @@ from functools import partial
 from bot.chat_locks import ChatLanes
 from bot.conversation import ChatMessage
 from bot.conversation.messages import utc_now
+from bot.i18n import LanguageChoices, speaking
+from bot.i18n.catalogue import reminders as say
 from bot.ports.channel import ChannelPort
+from bot.ports.language import LanguagePreference
 from bot.ports.sessions import SessionStore
-from bot.reminders import texts
 from bot.reminders.book import ReminderBook
 from bot.reminders.model import Reminder
 from bot.reminders.times import next_occurrence, shown, zone_named
@@ -64,8 +66,12 @@ class ReminderScheduler:
         sessions: SessionStore,
         lanes: ChatLanes,
         clock: Callable[[], datetime] = utc_now,
+        languages: LanguagePreference | None = None,
     ) -> None:
+        """`languages`: each person's `/language`; a reminder speaks its setter's (it is sent
+        outside any message, so no message sets the language)."""
         self._book = book
+        self._languages = languages or LanguageChoices(None)
         self._sessions = sessions
         self._lanes = lanes
         self._clock = clock
@@ -202,15 +208,19 @@ class ReminderScheduler:
         await self._keep(delivered.model_copy(update={"unrecorded": None, "unrecorded_text": ""}))
 
     def _message(self, reminder: Reminder, occurrence: datetime) -> str:
-        zone = zone_named(reminder.zone)
-        lines = [texts.DELIVERY.format(text=reminder.text)]
-        if self._clock() - occurrence > LATE_AFTER:
-            lines.append(texts.DELIVERY_LATE.format(when=shown(occurrence, zone)))
-        following = self._following(reminder, occurrence)
-        if following is not None:
-            lines.append(texts.DELIVERY_NEXT.format(when=shown(following, zone)))
-        lines.append(texts.DELIVERY_FOOTER.format(id=reminder.id))
-        return "\n".join(lines)
+        """The text sent, in its setter's language: their `/language` choice now, else the
+        language they were spoken to in when they set it. The session records this same text."""
+        language = self._languages.language_for(reminder.user_id, reminder.language)
+        with speaking(language):
+            zone = zone_named(reminder.zone)
+            lines = [say.reminder_due(reminder.text)]
+            if self._clock() - occurrence > LATE_AFTER:
+                lines.append(say.reminder_was_due(shown(occurrence, zone)))
+            following = self._following(reminder, occurrence)
+            if following is not None:
+                lines.append(say.reminder_next(shown(following, zone)))
+            lines.append(say.reminder_footer(reminder.id))
+            return "\n".join(lines)
 
     def _following(self, reminder: Reminder, occurrence: datetime) -> datetime | None:
         """A repeating reminder's next time after this delivery: the first after now, so an

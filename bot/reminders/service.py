@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from bot.config.model import RemindersConfig
 from bot.conversation import ChatAddress
+from bot.i18n import Language, current_language
+from bot.i18n.catalogue import reminders as say
 from bot.reminders import rule_check, texts
 from bot.reminders.book import ReminderBook
 from bot.reminders.model import Reminder, ReminderRefused
@@ -51,6 +53,9 @@ class Requester:
     in_group: bool = False
     operator: bool = False
     """Runs the bot: may cancel anyone's reminder in a group."""
+    language: Language = field(default_factory=current_language)
+    """The language they are spoken to in (the message's): their reminders are delivered in
+    it unless they choose another with `/language` by then."""
 
 
 class ReminderDesk:
@@ -114,6 +119,7 @@ class ReminderDesk:
             zone=zone.key,
             next_at=start,
             created_at=now,
+            language=who.language,
         )
         if repeat.strip():
             rule = clean_rule(repeat)
@@ -140,9 +146,9 @@ class ReminderDesk:
         reminder_id = reminder_id.strip().lstrip("#").lower()
         found = self._book.get(reminder_id)
         if found is None or found.session_key != who.address.session_key or not found.next_at:
-            raise ReminderRefused(texts.NOT_FOUND.format(id=reminder_id or "?"))
+            raise ReminderRefused(say.reminder_not_found(reminder_id or "?"))
         if found.user_id != who.user_id and not who.operator:
-            raise ReminderRefused(texts.NOT_YOURS.format(id=reminder_id))
+            raise ReminderRefused(say.reminder_not_yours(reminder_id))
         await self._saving(self._book.remove(reminder_id))
         log.info("[Reminders] #%s cancelled", reminder_id)
         self.on_change()
@@ -152,18 +158,17 @@ class ReminderDesk:
         """The chat's reminders, with the asker's time zone and current time (which the model
         needs to turn "tomorrow at 9" into a date)."""
         zone = self.zone_of(who.user_id)
-        header = texts.LIST_HEADER.format(zone=zone.key, now=shown(self._clock(), zone))
+        header = say.reminders_header(zone.key, shown(self._clock(), zone))
         lines = [self.describe(r) for r in self.in_chat(who.address)]
-        return "\n".join([header, *(lines or [texts.NONE_HERE]), texts.LIST_FOOTER])
+        return "\n".join([header, *(lines or [say.reminders_none()]), say.reminders_footer()])
 
     def describe(self, reminder: Reminder) -> str:
         """One line: id, next time in the reminder's zone, repetition, text."""
         zone = zone_named(reminder.zone)
         when = shown(reminder.next_at, zone) if reminder.next_at else "-"
-        template = texts.LIST_LINE_REPEATING if reminder.repeat else texts.LIST_LINE
-        return template.format(
-            id=reminder.id, when=when, repeat=reminder.repeat, text=reminder.text
-        )
+        if reminder.repeat:
+            return say.reminder_line_repeating(reminder.id, when, reminder.repeat, reminder.text)
+        return f"#{reminder.id} · {when} · {reminder.text}"  # no words: every language's
 
     def confirmation(self, reminder: Reminder) -> str:
         assert reminder.next_at is not None
@@ -212,7 +217,7 @@ class ReminderDesk:
             await change
         except OSError as exc:
             log.error("[Reminders] could not save: %s", exc)
-            raise ReminderRefused(texts.NOT_SAVED.format(reason=exc.strerror or exc)) from None
+            raise ReminderRefused(say.reminder_not_saved(str(exc.strerror or exc))) from None
 
 
 def _checked_text(text: str, config: RemindersConfig) -> str:

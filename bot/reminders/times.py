@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dateutil.rrule import rrule, rrulestr
 
+from bot.i18n.catalogue import reminders as say
 from bot.reminders import texts
 from bot.reminders.model import ReminderRefused
 
@@ -25,7 +26,7 @@ def zone_named(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name.strip())
     except (ZoneInfoNotFoundError, ValueError):
-        raise TimeRefused(texts.UNKNOWN_ZONE.format(zone=name)) from None
+        raise TimeRefused(say.unknown_zone(name)) from None
 
 
 def resolve_local(value: str, zone: ZoneInfo) -> datetime:
@@ -46,8 +47,9 @@ def local_wall_time(moment: datetime, zone: ZoneInfo) -> datetime:
 
 
 def shown(moment: datetime, zone: ZoneInfo) -> str:
-    """A time for people, in their zone: `Fri 27 Nov 2026 09:00`."""
-    return moment.astimezone(zone).strftime("%a %d %b %Y %H:%M")
+    """A time for people, in their zone and the current language: `Fri 27 Nov 2026 09:00`,
+    `пт 27 ноя 2026 09:00`."""
+    return say.wall_time_shown(moment.astimezone(zone))
 
 
 def clean_rule(repeat: str) -> str:

@@ -1,6 +1,11 @@
 """The `reminders` tool: the model sets, lists and cancels reminders for the chat it is in,
 and sets the user's time zone. A reminder made here is delivered only to this chat (and
-forum topic); only allowed users reach a turn, so strangers cannot make one."""
+forum topic); only allowed users reach a turn, so strangers cannot make one.
+
+What it returns is for the model and in English, whatever the user speaks (the model answers
+them in their language): the same words every turn, and beside `YYYY-MM-DD HH:MM` the format
+it is asked to write. The reminder itself records the user's language and speaks it when it
+arrives."""
 
 from __future__ import annotations
 
@@ -8,8 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from bot.i18n import FALLBACK, current_language, speaking
+from bot.i18n.catalogue import reminders as say
 from bot.reminders import ReminderDesk, ReminderRefused, Requester
-from bot.reminders import texts as reminder_texts
 from bot.tools.registry import ToolContext
 
 MAX_ARGUMENT_CHARS = 4000
@@ -67,12 +73,17 @@ class RemindersTool:
         if context.address is None:
             return "Error: reminders need a chat to deliver to; this turn has none."
         who = Requester(
-            context.address, context.user_id, context.memory_scope.is_group, context.operator
+            context.address,
+            context.user_id,
+            context.memory_scope.is_group,
+            context.operator,
+            language=current_language(),  # the user's, kept with a reminder set now
         )
-        try:
-            return await self._act(args, who)
-        except ReminderRefused as exc:
-            return f"Error: {exc}"
+        with speaking(FALLBACK):
+            try:
+                return await self._act(args, who)
+            except ReminderRefused as exc:
+                return f"Error: {exc}"
 
     async def _act(self, args: RemindersArguments, who: Requester) -> str:
         if args.action == "add":
@@ -80,9 +91,9 @@ class RemindersTool:
             return self._desk.confirmation(reminder)
         if args.action == "cancel":
             reminder = await self._desk.cancel(who, args.reminder_id)
-            return reminder_texts.CANCELLED.format(id=reminder.id, text=reminder.text)
+            return say.reminder_cancelled(reminder.id, reminder.text)
         if args.action == "set_timezone":
             zone = await self._desk.set_zone(who.user_id, args.timezone)
             now = self._desk.now_for(who.user_id)
-            return reminder_texts.TIMEZONE_SET.format(zone=zone.key, now=now)
+            return say.timezone_set(zone.key, now)
         return self._desk.listing(who)
