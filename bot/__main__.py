@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     log_file = args.log_file or (settings.data_dir / "bot.log" if channel == "terminal" else None)
-    lock = DataDirLock(settings.data_dir)
+    # With PostgreSQL, several processes may serve one bot from one data dir (`DataDirLock`).
+    lock = DataDirLock(settings.data_dir, shared=settings.database_url is not None)
     try:
         lock.acquire()
     except DataDirRefused as exc:

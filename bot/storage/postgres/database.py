@@ -193,6 +193,13 @@ class Database:
     async def close(self) -> None:
         await self._pool.close()
 
+    async def dedicated(self) -> AsyncConnection:
+        """A connection of its own, outside the pool, for what lives as long as a session
+        does (advisory locks held for a while, LISTEN); the caller closes it."""
+        return await AsyncConnection.connect(
+            self._url, autocommit=True, connect_timeout=max(1, round(self._connect_seconds))
+        )
+
     @asynccontextmanager
     async def connection(self, what: str, retry: bool = False) -> AsyncIterator[AsyncConnection]:
         """A pooled connection for the `what` store; `DatabaseDown` when none can be had or it
