@@ -257,8 +257,13 @@ class PostgresUpdateInbox:
         await self._sweep()
 
     async def close(self) -> None:
-        """Stop handing out and let every chat go (closing the connection drops the locks)."""
+        """Stop handing out, write the turns' notes still on their way, and let every chat
+        go (closing the connection drops the locks)."""
         self._deliver = None
+        for state in list(self._handed.values()):
+            if state.writes is not None:
+                with contextlib.suppress(Exception):
+                    await state.writes
         for task in [*self._background, *self._workers]:
             task.cancel()
         for task in [*self._background, *self._workers]:
