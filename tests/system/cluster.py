@@ -31,7 +31,8 @@ class Cluster:
 
     bots: list[BotProcess]
     balancer: RoundRobinBalancer
-    database_url: str
+    database_url: str | None
+    """None: the bot on files (one process)."""
 
     def stop(self) -> None:
         for bot in self.bots:
@@ -41,6 +42,7 @@ class Cluster:
 
     def waiting_updates(self) -> list[dict[str, Any]]:
         """Updates journaled and not handled yet, with what their turns recorded."""
+        assert self.database_url is not None
         with psycopg.connect(self.database_url) as connection:
             rows = connection.execute(
                 "SELECT body, answer FROM telegram_inbox WHERE NOT done AND body IS NOT NULL"
@@ -50,7 +52,7 @@ class Cluster:
     def waiting_in_chats_of(self, bot: BotProcess) -> list[int]:
         """Ids of the updates waiting in the chats whose locks `bot`'s process holds, as
         operators see them: `pg_locks` by the `application_name` the bot's connections carry."""
-        assert bot.process is not None
+        assert bot.process is not None and self.database_url is not None
         with psycopg.connect(self.database_url) as connection:
             rows = connection.execute(
                 "SELECT update_id FROM telegram_inbox WHERE NOT done"
@@ -88,13 +90,14 @@ def start_cluster(
     root: Path,
     telegram: FakeTelegramServer,
     llm_base_url: str,
-    database_url: str,
+    database_url: str | None,
     processes: int,
     allowed: list[int],
     log_level: str = "INFO",
     config: dict[str, dict[str, Any]] | None = None,
 ) -> Cluster:
-    """`processes` bots in webhook mode behind one balancer, started one after the other."""
+    """`processes` bots in webhook mode behind one balancer, started one after the other;
+    without `database_url`, on files (then one process: the data dir is its alone)."""
     ports = [free_port() for _ in range(processes)]
     balancer = RoundRobinBalancer([f"http://127.0.0.1:{port}" for port in ports])
     balancer.start()
@@ -109,9 +112,10 @@ def start_cluster(
             "TELEGRAM_WEBHOOK_SECRET": WEBHOOK_SECRET,
             "OPENAI_API_KEY": LLM_KEY,
             "OPENAI_BASE_URL": llm_base_url,
-            "DATABASE_URL": database_url,
             "LOG_LEVEL": log_level,
         }
+        if database_url is not None:
+            env["DATABASE_URL"] = database_url
         write_bot_folder(workdir, env, allowed, config)
         bot = BotProcess(workdir)
         bot.start(telegram)
