@@ -422,12 +422,12 @@ def _telegram_inbox(options: TelegramOptions, app: BotApp) -> TelegramInbox:
     reminder book shared in PostgreSQL must let exactly one process fire each due reminder
     (claim it, e.g. `FOR UPDATE SKIP LOCKED`, before sending); this inbox does not decide it."""
     from bot.adapters.telegram import UpdateInbox, from_allowed_users
-    from bot.adapters.telegram.inbox import chat_of
+    from bot.adapters.telegram.inbox import chat_of, sender_of
     from bot.storage.postgres.inbox import PostgresUpdateInbox
 
     keep = from_allowed_users(app.config)
     if app.database is not None:
-        return PostgresUpdateInbox(app.database, keep, chat_of)
+        return PostgresUpdateInbox(app.database, keep, chat_of, sender_of)
     return UpdateInbox(options.inbox_path, keep=keep)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.telegram.inbox import UpdateInbox, chat_of
+from bot.adapters.telegram.inbox import UpdateInbox, chat_of, sender_of
 from bot.storage.postgres.database import Database
 from bot.storage.postgres.inbox import PostgresUpdateInbox
 from bot.storage.postgres.sessions import PostgresSessionStore
@@ -111,7 +111,9 @@ async def new_inbox(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIter
             inbox = UpdateInbox(tmp_path / "telegram" / "inbox.jsonl", allowed_sender)
         else:
             database = await connections.open()
-            inbox = PostgresUpdateInbox(database, allowed_sender, chat_of, sweep_seconds=0.2)
+            inbox = PostgresUpdateInbox(
+                database, allowed_sender, chat_of, sender_of, sweep_seconds=0.2
+            )
         made.append(inbox)
         return inbox
 

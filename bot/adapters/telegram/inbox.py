@@ -257,7 +257,7 @@ class UpdateInbox:
         for line in lines:
             try:
                 update = json.loads(line).get("update")
-                if update and _sender(update) == user_id:
+                if update and sender_of(update) == user_id:
                     found[int(update["update_id"])] = None
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue
@@ -348,7 +348,7 @@ class UpdateInbox:
             log.info("[Telegram] writing the inbox works again")
 
 
-def _sender(update: dict[str, Any]) -> str | None:
+def sender_of(update: dict[str, Any]) -> str | None:
     """The id of whoever sent the update's message, edit or post."""
     for value in update.values():
         if isinstance(value, dict) and isinstance(value.get("from"), dict):

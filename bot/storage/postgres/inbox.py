@@ -17,8 +17,9 @@ ties ownership to the process's life: when a process dies, `kill -9` included, P
 ends its session and its locks go with it.
 
 - *Receiving.* The receiver inserts the update, which notifies every process
-  (`NOTIFY telegram_inbox, '<slot>'`), then tries the chat's lock. Got it: it hands out the
-  chat's waiting updates. Not got: the holder, woken by the notification, hands it out.
+  (`NOTIFY telegram_inbox, '<slot>'`), answers Telegram, then tries the chat's lock. Got it:
+  it hands out the chat's waiting updates. Not got: the holder, woken by the notification,
+  hands it out.
 - *Letting go.* An owner whose chat has nothing waiting unlocks it, then looks once more:
   an update whose receiver found the lock held was inserted before that attempt, so this
   second look sees it, and the owner takes the chat back (or another process already has).
@@ -46,7 +47,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,12 +102,15 @@ class PostgresUpdateInbox:
         database: Database,
         keep: Callable[[dict[str, Any]], bool],
         chat_of: Callable[[dict[str, Any]], str],
+        sender_of: Callable[[dict[str, Any]], str | None],
         sweep_seconds: float = SWEEP_SECONDS,
     ) -> None:
-        """`keep`: which updates are written (allowed users'); `chat_of`: an update's chat."""
+        """`keep`: which updates are written (allowed users'); `chat_of`, `sender_of`: an
+        update's chat and author (the channel's reading of its JSON)."""
         self._database = database
         self._keep = keep
         self._chat_of = chat_of
+        self._sender_of = sender_of
         self._sweep_seconds = sweep_seconds
         self.last_update_id = 0
         self._deliver: Deliver | None = None
@@ -114,7 +118,7 @@ class PostgresUpdateInbox:
         self._locking = asyncio.Lock()  # one lock statement at a time, `_owned` in step
         self._owned: dict[int, asyncio.Event] = {}  # slot -> wakes its worker
         self._handed: dict[int, _TurnState] = {}  # update id -> its turn, while handed out
-        self._workers: set[asyncio.Task[None]] = set()
+        self._workers: set[asyncio.Task[None]] = set()  # chats' workers, claims
         self._background: list[asyncio.Task[None]] = []
         self._waiting = 0
 
@@ -140,21 +144,24 @@ class PostgresUpdateInbox:
             )
             fresh = {row[0] for row in await cursor.fetchall()}
         self.last_update_id = max([self.last_update_id, *(r[0] for r in rows)])
+        slots: list[int] = []
         for update, (update_id, slot, _, body, _) in zip(updates, rows, strict=True):
             if update_id not in fresh:
                 continue  # Telegram sent it again
             if body is None:  # a stranger's: answered here, nothing of it kept
                 if self._deliver is not None:
                     await self._deliver(update)
-            else:
-                await self._claim(slot)
+            elif slot not in slots:
+                slots.append(slot)
+        if slots:  # Telegram need not wait for this: the updates are safe in the table
+            self._in_background(self._claim(slots))
 
     def _row(self, update: dict[str, Any]) -> tuple[int, int, str | None, str | None, bool]:
         kept = self._keep(update)
         return (
             int(update["update_id"]),
             slot_of(self._chat_of(update)),
-            _sender(update) if kept else None,
+            self._sender_of(update) if kept else None,
             json.dumps(update) if kept else None,  # ASCII: half an emoji has a JSON escape
             not kept,
         )
@@ -276,13 +283,21 @@ class PostgresUpdateInbox:
                 await self._owner.close()
             self._owner = None
 
-    async def _claim(self, slot: int) -> None:
-        """Own the chat's slot (or wake its worker, when owned here already)."""
-        if slot in self._owned:
-            self._owned[slot].set()
-            return
-        if await self._try_lock([slot]):
-            self._start_worker(slot)
+    async def _claim(self, slots: list[int]) -> None:
+        """Own the chats' slots (or wake their workers, when owned here already)."""
+        for slot in slots:
+            if slot in self._owned:
+                self._owned[slot].set()
+        try:
+            for slot in await self._try_lock(slots):
+                self._start_worker(slot)
+        except Exception as exc:  # their owner, or the next sweep, hands them out
+            log.warning("[Telegram] could not claim a chat: %s", exc)
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._workers.add(task)
+        task.add_done_callback(self._workers.discard)
 
     async def _try_lock(self, slots: list[int]) -> list[int]:
         """The slots of `slots` this process got (never one it holds: a session lock taken
@@ -307,9 +322,7 @@ class PostgresUpdateInbox:
                 await self._owner.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCKS, slot))
 
     def _start_worker(self, slot: int) -> None:
-        task = asyncio.create_task(self._serve(slot), name=f"telegram-chat-{slot}")
-        self._workers.add(task)
-        task.add_done_callback(self._workers.discard)
+        self._in_background(self._serve(slot))
 
     async def _serve(self, slot: int) -> None:
         """Hand out the slot's waiting updates in order, as they come, until none is left;
@@ -446,11 +459,3 @@ class PostgresUpdateInbox:
                 (user_id,),
             )
             return cursor.rowcount
-
-
-def _sender(update: dict[str, Any]) -> str | None:
-    """The id of whoever sent the update's message, edit or post."""
-    for value in update.values():
-        if isinstance(value, dict) and isinstance(value.get("from"), dict):
-            return str(value["from"].get("id"))
-    return None
