@@ -52,11 +52,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, sql
 
 from bot.ports.inbox import Deliver
 from bot.retry import Backoff
-from bot.storage.postgres.database import Database
+from bot.storage.postgres.database import Database, DatabaseDown
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +92,19 @@ class _TurnState:
     writes: asyncio.Task[None] | None = None
 
 
+@dataclass
+class _OwnedChat:
+    """A chat (slot) this process holds: `wake` its worker; `news`: an update may have come
+    since its last look (a notification, this process's own receipt, or just claimed)."""
+
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    news: bool = True
+
+    def tell(self, news: bool = True) -> None:
+        self.news = self.news or news
+        self.wake.set()
+
+
 class PostgresUpdateInbox:
     """`TelegramInbox` (and a `UserMemoryStore`) on PostgreSQL, shared by processes."""
 
@@ -115,8 +128,10 @@ class PostgresUpdateInbox:
         self.last_update_id = 0
         self._deliver: Deliver | None = None
         self._owner: AsyncConnection | None = None  # holds the chat locks; dies with us
+        self._journal_connection: AsyncConnection | None = None  # the receivers' inserts
+        self._journaling = asyncio.Lock()
         self._locking = asyncio.Lock()  # one lock statement at a time, `_owned` in step
-        self._owned: dict[int, asyncio.Event] = {}  # slot -> wakes its worker
+        self._owned: dict[int, _OwnedChat] = {}  # slot -> its worker's state
         self._handed: dict[int, _TurnState] = {}  # update id -> its turn, while handed out
         self._workers: set[asyncio.Task[None]] = set()  # chats' workers, claims
         self._background: list[asyncio.Task[None]] = []
@@ -129,20 +144,12 @@ class PostgresUpdateInbox:
 
     async def take(self, updates: list[dict[str, Any]]) -> None:
         """Insert the batch (a repeat is a no-op) and notify every process; then claim the
-        chats of the new updates, or leave them to their owners. Raises `DatabaseDown`."""
+        chats of the new updates, or leave them to their owners. Raises `DatabaseDown` (tried
+        even while turns rest after a failure: the first post that gets through ends it)."""
         if not updates:
             return
         rows = [self._row(update) for update in updates]
-        async with self._database.connection(STORE) as connection:
-            cursor = await connection.execute(
-                "WITH fresh AS ("
-                " INSERT INTO telegram_inbox (update_id, slot, sender, body, done)"
-                " SELECT * FROM unnest(%s::bigint[], %s::integer[], %s::text[], %s::text[],"
-                " %s::boolean[]) ON CONFLICT (update_id) DO NOTHING RETURNING update_id, slot)"
-                " SELECT update_id, pg_notify(%s, slot::text) FROM fresh",
-                (*map(list, zip(*rows, strict=True)), CHANNEL),
-            )
-            fresh = {row[0] for row in await cursor.fetchall()}
+        fresh = await self._journal(rows)
         self.last_update_id = max([self.last_update_id, *(r[0] for r in rows)])
         slots: list[int] = []
         for update, (update_id, slot, _, body, _) in zip(updates, rows, strict=True):
@@ -155,6 +162,29 @@ class PostgresUpdateInbox:
                 slots.append(slot)
         if slots:  # Telegram need not wait for this: the updates are safe in the table
             self._in_background(self._claim(slots))
+
+    async def _journal(self, rows: list[tuple[int, int, str | None, str | None, bool]]) -> set[int]:
+        """Insert the rows on the receivers' own connection, one batch at a time (Telegram
+        posts one at a time anyway), so a post never waits for the turns' pooled
+        connections; the ids that were new. Raises `DatabaseDown`."""
+        async with self._journaling:
+            try:
+                if self._journal_connection is None or self._journal_connection.closed:
+                    self._journal_connection = await self._database.dedicated()
+                cursor = await self._journal_connection.execute(
+                    "WITH fresh AS ("
+                    " INSERT INTO telegram_inbox (update_id, slot, sender, body, done)"
+                    " SELECT * FROM unnest(%s::bigint[], %s::integer[], %s::text[], %s::text[],"
+                    " %s::boolean[]) ON CONFLICT (update_id) DO NOTHING RETURNING update_id, slot)"
+                    " SELECT update_id, pg_notify(%s, slot::text) FROM fresh",
+                    (*map(list, zip(*rows, strict=True)), CHANNEL),
+                )
+                fresh = {row[0] for row in await cursor.fetchall()}
+            except psycopg.OperationalError as exc:
+                self._database.health.failed(STORE, exc)
+                raise DatabaseDown(STORE) from exc
+        self._database.health.worked()
+        return fresh
 
     def _row(self, update: dict[str, Any]) -> tuple[int, int, str | None, str | None, bool]:
         kept = self._keep(update)
@@ -229,7 +259,7 @@ class PostgresUpdateInbox:
             log.warning("[Telegram] could not mark update %d done: %s", update_id, exc)
         self._handed.pop(update_id, None)
         if state is not None and state.slot in self._owned:
-            self._owned[state.slot].set()
+            self._owned[state.slot].tell(news=False)
 
     def _note(self, state: _TurnState, query: str, params: tuple[Any, ...]) -> None:
         """Write a turn's note in the background, after the notes before it."""
@@ -278,16 +308,17 @@ class PostgresUpdateInbox:
                 await task
         self._background = []
         self._owned.clear()
-        if self._owner is not None:
-            with contextlib.suppress(Exception):
-                await self._owner.close()
-            self._owner = None
+        for connection in (self._owner, self._journal_connection):
+            if connection is not None:
+                with contextlib.suppress(Exception):
+                    await connection.close()
+        self._owner = self._journal_connection = None
 
     async def _claim(self, slots: list[int]) -> None:
         """Own the chats' slots (or wake their workers, when owned here already)."""
         for slot in slots:
             if slot in self._owned:
-                self._owned[slot].set()
+                self._owned[slot].tell()
         try:
             for slot in await self._try_lock(slots):
                 self._start_worker(slot)
@@ -313,42 +344,69 @@ class PostgresUpdateInbox:
             )
             got = [row[0] for row in await cursor.fetchall()]
             for slot in got:
-                self._owned[slot] = asyncio.Event()
+                self._owned[slot] = _OwnedChat()
             return got
 
-    async def _unlock(self, slot: int) -> None:
+    async def _release(self, slot: int) -> bool:
+        """Let the chat go, then look once more, in one round trip: an update whose receiver
+        found the lock held was inserted before, and the second statement (a snapshot of
+        its own) sees it. True when one waits and this process got the chat back."""
         async with self._locking:
-            if self._owned.pop(slot, None) is not None and self._owner is not None:
-                await self._owner.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCKS, slot))
+            if self._owned.pop(slot, None) is None or self._owner is None:
+                return False
+            cursor = await self._owner.execute(
+                sql.SQL(
+                    "SELECT pg_advisory_unlock({locks}, {slot});"
+                    " SELECT pg_try_advisory_lock({locks}, {slot}) WHERE EXISTS"
+                    " (SELECT 1 FROM telegram_inbox WHERE slot = {slot} AND NOT done)"
+                ).format(locks=sql.Literal(LOCKS), slot=sql.Literal(slot))
+            )
+            cursor.nextset()
+            row = await cursor.fetchone()
+            if row is None or not row[0]:
+                return False
+            self._owned[slot] = _OwnedChat()
+            return True
 
     def _start_worker(self, slot: int) -> None:
         self._in_background(self._serve(slot))
 
     async def _serve(self, slot: int) -> None:
-        """Hand out the slot's waiting updates in order, as they come, until none is left;
-        then let it go, and look once more (see the module docstring)."""
+        """Hand out the slot's waiting updates in order, as they come; once none of them is
+        in progress here and no news came, let the chat go (see the module docstring)."""
+        chat = self._owned.get(slot)
         try:
-            while slot in self._owned:
-                wake = self._owned[slot]
-                wake.clear()
-                waiting = await self._waiting_in(slot)
-                for update_id, data, state in waiting:
-                    if update_id not in self._handed and self._deliver is not None:
-                        self._handed[update_id] = state
-                        await self._deliver(data)
-                if waiting:
-                    await wake.wait()
+            while chat is not None and self._owned.get(slot) is chat and self._deliver:
+                chat.wake.clear()
+                if chat.news:
+                    chat.news = False
+                    for update_id, data, state in await self._waiting_in(slot):
+                        if update_id not in self._handed and self._deliver is not None:
+                            self._handed[update_id] = state
+                            await self._deliver(data)
+                if any(state.slot == slot for state in self._handed.values()):
+                    await chat.wake.wait()
+                elif chat.news:
                     continue
-                await self._unlock(slot)
-                if await self._waiting_in(slot) and await self._try_lock([slot]):
-                    continue
-                return
+                elif not await self._release(slot):
+                    return
+                else:
+                    chat = self._owned[slot]  # got it back: a new turn of ownership
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the database went away: the chat waits for a sweep
             log.warning("[Telegram] handing out a chat's updates failed: %s", exc)
-            with contextlib.suppress(Exception):
-                await self._unlock(slot)
+        with contextlib.suppress(Exception):
+            await self._let_go(slot, chat)
+
+    async def _let_go(self, slot: int, chat: _OwnedChat | None) -> None:
+        """Unlock without looking again (closing, or the database failed), unless the slot
+        is no longer this worker's (lost with the connection, or claimed anew since)."""
+        async with self._locking:
+            if chat is None or self._owned.get(slot) is not chat or self._owner is None:
+                return
+            del self._owned[slot]
+            await self._owner.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCKS, slot))
 
     async def _waiting_in(self, slot: int) -> list[tuple[int, dict[str, Any], _TurnState]]:
         async with self._database.connection(STORE, retry=True) as connection:
@@ -404,8 +462,8 @@ class PostgresUpdateInbox:
         """The lock holder's connection broke: its locks are gone, so are the chats this
         process held (their workers stop); a fresh connection starts over with a sweep."""
         async with self._locking:
-            for wake in self._owned.values():
-                wake.set()  # each worker sees its slot gone and ends
+            for chat in self._owned.values():
+                chat.tell()  # each worker sees its slot gone and ends
             self._owned.clear()
             self._owner = await self._database.dedicated()
         log.warning("[Telegram] the inbox's lock connection was lost; chats are claimed anew")
@@ -430,9 +488,9 @@ class PostgresUpdateInbox:
                     await connection.execute(f"LISTEN {CHANNEL}")
                     failures = 0
                     async for notice in connection.notifies():
-                        event = self._owned.get(int(notice.payload))
-                        if event is not None:
-                            event.set()
+                        chat = self._owned.get(int(notice.payload))
+                        if chat is not None:
+                            chat.tell()
             except (psycopg.Error, OSError, ValueError) as exc:
                 failures += 1
                 log.warning("[Telegram] listening for new updates failed (%s); again soon", exc)
