@@ -9,7 +9,9 @@ Used by the system test of several processes and by `bench/several_processes.py`
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,8 @@ class Cluster:
 
     def stop(self) -> None:
         for bot in self.bots:
-            if bot.alive:
+            if bot.alive and bot.process is not None:
+                os.kill(bot.process.pid, signal.SIGCONT)  # one a test froze and then failed
                 bot.stop()
         self.balancer.stop()
 
