@@ -13,6 +13,7 @@ from bench import (
     rag_degradation,
     rag_many_users,
     reply_latency,
+    several_processes,
     telegram_concurrency,
     turn_overhead,
     voice_latency,
@@ -26,6 +27,7 @@ def main() -> None:
     for benchmark in (
         turn_overhead,
         telegram_concurrency,
+        several_processes,
         voice_latency,
         reply_latency,
         rag_degradation,

@@ -36,7 +36,8 @@ EPILOG = """environment (or .env; see .env.example):
   SPEECH_API_KEY       key of the speech servers (voice notes), when not OPENAI_API_KEY
   HTTP_PORT            serve /healthz, /readyz and /metrics on this port (unset: off);
                        HTTP_LISTEN is its address (default 127.0.0.1)
-  DATABASE_URL         PostgreSQL for sessions and usage (postgresql://user:pw@host/db);
+  DATABASE_URL         PostgreSQL for sessions, usage, the Telegram inbox (several
+                       processes on one token; postgresql://user:pw@host/db);
                        unset: files in the data dir (see docs/DEPLOYMENT.md)
   BOT_DATA_DIR         where sessions and memory live (default: data)
   BOT_RUNTIME_CONFIG   runtime config file (default: preferences/runtime-config.json)
@@ -143,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     log_file = args.log_file or (settings.data_dir / "bot.log" if channel == "terminal" else None)
-    lock = DataDirLock(settings.data_dir)
+    # With PostgreSQL, several processes may serve one bot from one data dir (`DataDirLock`).
+    lock = DataDirLock(settings.data_dir, shared=settings.database_url is not None)
     try:
         lock.acquire()
     except DataDirRefused as exc:

@@ -83,6 +83,7 @@ from bot.usage.metered import MeteredLlm
 
 if TYPE_CHECKING:
     from bot.adapters.telegram import TelegramBot, TelegramOptions
+    from bot.ports.inbox import TelegramInbox
 
 log = logging.getLogger(__name__)
 
@@ -396,11 +397,11 @@ def _telegram_channel(options: TelegramOptions, app: BotApp) -> TelegramBot:
     """The Telegram channel on `app` (PTB is imported only when it is used): its `/start`
     joins the commands, and its inbox, which keeps users' messages on disk until compacted,
     joins what `/forget all` empties."""
-    from bot.adapters.telegram import StartCommand, TelegramBot, UpdateInbox, from_allowed_users
+    from bot.adapters.telegram import StartCommand, TelegramBot
     from bot.adapters.telegram.voice_replies import VoiceCommand
 
     StartCommand(app.config).register(app.commands)
-    inbox = UpdateInbox(options.inbox_path, keep=from_allowed_users(app.config))
+    inbox = _telegram_inbox(options, app)
     app.memory_stores.append(inbox)
     bot = TelegramBot(
         app.handle, app.config, app.commands.menu, options, inbox, app.speech, app.languages
@@ -410,6 +411,24 @@ def _telegram_channel(options: TelegramOptions, app: BotApp) -> TelegramBot:
     if bot.voice_replies is not None:  # `/voice`: answers spoken in this chat, or not
         VoiceCommand(bot.voice_replies, app.config).register(app.commands)
     return bot
+
+
+def _telegram_inbox(options: TelegramOptions, app: BotApp) -> TelegramInbox:
+    """The inbox: a file in the data dir, or, with `DATABASE_URL`, a table that several
+    processes on one token share, each chat handled by one of them at a time
+    (`bot/storage/postgres/inbox.py`, `docs/DEPLOYMENT.md`).
+
+    Several processes: each also runs its own `ReminderScheduler` (`app.reminders`), so a
+    reminder book shared in PostgreSQL must let exactly one process fire each due reminder
+    (claim it, e.g. `FOR UPDATE SKIP LOCKED`, before sending); this inbox does not decide it."""
+    from bot.adapters.telegram import UpdateInbox, from_allowed_users
+    from bot.adapters.telegram.inbox import chat_of, sender_of
+    from bot.storage.postgres.inbox import PostgresUpdateInbox
+
+    keep = from_allowed_users(app.config)
+    if app.database is not None:
+        return PostgresUpdateInbox(app.database, keep, chat_of, sender_of)
+    return UpdateInbox(options.inbox_path, keep=keep)
 
 
 def _watch_queues(metrics: PrometheusMetrics, app: BotApp, queue: IndexQueue) -> None:

@@ -5,6 +5,15 @@ queues, and overwrite each other's files (the Telegram inbox, the index ledger).
 holds an exclusive `flock` on `<data dir>/bot.lock` while it runs. The operating system lets
 go of it when the process ends in any way, `kill -9` included: a stale lock file never
 blocks the next start.
+
+With `DATABASE_URL` the lock is shared (`shared=True`): several processes serving one bot
+may run on one data dir, and a bot on files still finds it in use (and they it). What the
+database holds (sessions, usage, the Telegram inbox) is not in the folder at all; what is
+still written there per process is the log (`bot.log`, terminal only) and the e5 and media
+helpers' temporary files, each under its own name. The stores not yet in PostgreSQL
+(short-term memory, the index queue and ledger, reminders, the `/model`, `/language`,
+`/voice` choices) are still files here: until they move, give each process its own data
+dir (`docs/DEPLOYMENT.md`).
 """
 
 from __future__ import annotations
@@ -29,9 +38,11 @@ class DataDirInUse(DataDirRefused):
 
 
 class DataDirLock:
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, shared: bool = False) -> None:
+        """`shared`: processes that keep their state in PostgreSQL, any number at once."""
         self.data_dir = data_dir
         self.path = data_dir / LOCK_NAME
+        self.shared = shared
         self._fd: int | None = None
         self.write_error: OSError | None = None
         """Why the lock file could not be made or written (a full disk): the bot starts anyway."""
@@ -53,16 +64,19 @@ class DataDirLock:
             self.write_error = exc  # no file to lock; nothing else can be written either
             return
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            holder = os.read(fd, 32).decode(errors="replace").strip()
             os.close(fd)
+            who = f"Another bot (pid {holder}) is" if holder else "Bots using DATABASE_URL are"
             raise DataDirInUse(
-                f"Another bot (pid {holder}) is running with the data dir {self.data_dir}. "
-                "Stop it first, or give this one its own data dir (--data-dir or BOT_DATA_DIR)."
+                f"{who} running with the data dir {self.data_dir}. Stop it first, or give "
+                "this one its own data dir (--data-dir or BOT_DATA_DIR)."
             ) from None
-        os.ftruncate(fd, 0)
         self._fd = fd
+        if self.shared:  # no one pid to name; the file stays empty
+            return
+        os.ftruncate(fd, 0)
         try:
             atomic.write_all(fd, f"{os.getpid()}\n".encode())
         except OSError as exc:

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.adapters.telegram.inbox import UpdateInbox, chat_of, sender_of
 from bot.storage.postgres.database import Database
+from bot.storage.postgres.inbox import PostgresUpdateInbox
 from bot.storage.postgres.sessions import PostgresSessionStore
 from bot.storage.postgres.usage import PostgresUsageLedger
 from bot.storage.sessions import JsonSessionStore
@@ -85,4 +87,37 @@ async def new_usage_ledger(
     yield make
     for ledger in ledgers:
         await ledger.drain()
+    await connections.close()
+
+
+Inboxes = Callable[[], Awaitable[UpdateInbox | PostgresUpdateInbox]]
+
+
+def allowed_sender(update: dict) -> bool:
+    """Who the inboxes of these tests keep: users 1 to 9; anyone else is a stranger."""
+    return (update.get("message") or {}).get("from", {}).get("id") in range(1, 10)
+
+
+@pytest.fixture(params=STORES)
+async def new_inbox(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Inboxes]:
+    """Makes a Telegram inbox over the same place each call: the next start of the bot (the
+    one before closed first), or, in PostgreSQL, another process beside it."""
+    connections = Connections(request)
+    made: list[UpdateInbox | PostgresUpdateInbox] = []
+
+    async def make() -> UpdateInbox | PostgresUpdateInbox:
+        inbox: UpdateInbox | PostgresUpdateInbox
+        if request.param == "files":
+            inbox = UpdateInbox(tmp_path / "telegram" / "inbox.jsonl", allowed_sender)
+        else:
+            database = await connections.open()
+            inbox = PostgresUpdateInbox(
+                database, allowed_sender, chat_of, sender_of, sweep_seconds=0.2
+            )
+        made.append(inbox)
+        return inbox
+
+    yield make
+    for inbox in made:
+        await inbox.close()
     await connections.close()

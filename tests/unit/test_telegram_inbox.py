@@ -1,8 +1,6 @@
 import json
 
-from telegram import Update
-
-from bot.adapters.telegram.inbox import COMPACT_AFTER_LINES, JournalingQueue, UpdateInbox
+from bot.adapters.telegram.inbox import COMPACT_AFTER_LINES, UpdateInbox
 from tests.fakes.full_disk import FullDisk
 
 
@@ -53,17 +51,20 @@ def test_an_update_arriving_out_of_order_is_still_kept(tmp_path):
     assert inbox.last_update_id == 11
 
 
-async def test_the_webhook_queue_keeps_an_update_on_disk_before_queueing_it_once(tmp_path):
+async def test_take_keeps_an_update_on_disk_before_handing_it_on_once(tmp_path):
     path = tmp_path / "inbox.jsonl"
-    queue = JournalingQueue(UpdateInbox(path, allowed))
-    first = Update.de_json(update(20), None)
-    await queue.put(first)
-    assert [u["update_id"] for u in UpdateInbox(path, allowed).pending()] == [20]
-    await queue.put(Update.de_json(update(20), None))  # Telegram posted it again
-    await queue.put(Update.de_json(update(21, user=999, text="stranger"), None))
-    await queue.put("not an update")  # PTB's own items pass straight through
-    queued = [queue.get_nowait() for _ in range(queue.qsize())]
-    assert [getattr(item, "update_id", item) for item in queued] == [20, 21, "not an update"]
+    inbox = UpdateInbox(path, allowed)
+    handed = []
+
+    async def deliver(data):
+        handed.append(data["update_id"])
+        assert [u["update_id"] for u in UpdateInbox(path, allowed).pending()] == [20]
+
+    await inbox.open(deliver)
+    await inbox.take([update(20)])
+    await inbox.take([update(20)])  # Telegram posted it again
+    await inbox.take([update(21, user=999, text="stranger")])
+    assert handed == [20, 21]
     assert "stranger" not in path.read_text()
 
 

@@ -16,6 +16,7 @@ import logging
 import re
 import signal
 from collections.abc import Callable
+from typing import Any
 
 from telegram import BotCommand, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
@@ -29,7 +30,6 @@ from bot.adapters.telegram.flood_control import FloodControl
 from bot.adapters.telegram.handlers import MessageHandlerFn, TelegramUpdateHandler
 from bot.adapters.telegram.http_transport import AiohttpRequest
 from bot.adapters.telegram.inbound import BotIdentity
-from bot.adapters.telegram.inbox import JournalingQueue, UpdateInbox, replay
 from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions, WebhookOptions
 from bot.adapters.telegram.ordering import ChatOrderedProcessor
 from bot.adapters.telegram.polling import JournaledPoller
@@ -41,6 +41,7 @@ from bot.commands import Command
 from bot.config import RuntimeConfigStore
 from bot.i18n import FALLBACK, Language
 from bot.ports.health import Health, HealthState
+from bot.ports.inbox import TelegramInbox
 from bot.ports.language import LanguagePreference
 from bot.ports.speech import SpeechPort
 from bot.retry import RetryPolicy
@@ -69,7 +70,7 @@ class TelegramBot:
         config: RuntimeConfigStore,
         menu: Callable[[], list[Command]],
         options: TelegramOptions,
-        inbox: UpdateInbox,
+        inbox: TelegramInbox,
         speech: SpeechPort | None = None,
         languages: LanguagePreference | None = None,
     ) -> None:
@@ -100,29 +101,21 @@ class TelegramBot:
             .get_updates_request(updates_request)
             .updater(None)  # our poller or webhook receiver fetches, through the inbox
         )
-        if options.webhook is not None:
-            builder = builder.update_queue(JournalingQueue(inbox))  # the webhook, journaled
         self.application: Application = builder.build()
         self.inbox = inbox
         self.poller: JournaledPoller | None = None
         self.webhook: WebhookReceiver | None = None
         if options.webhook is not None:
-            self.webhook = WebhookReceiver(
-                options.webhook.path,
-                options.webhook.secret,
-                self.application.update_queue,
-                self.application.bot,
-            )
+            self.webhook = WebhookReceiver(options.webhook.path, options.webhook.secret, inbox.take)
         else:
             self.poller = JournaledPoller(
                 self.application.bot,
-                self.application.update_queue,
                 inbox,
                 options.poll_timeout_seconds,
                 ALLOWED_UPDATES,
                 updates_request,
             )
-        self.processor.on_done = lambda update: inbox.done(update.update_id)  # type: ignore[attr-defined]
+        self.processor.on_done = lambda update: inbox.finished(update.update_id)  # type: ignore[attr-defined]
         self.sender = TelegramSender(self.application.bot)
         self.files = TelegramFiles(
             self.application.bot,
@@ -154,7 +147,6 @@ class TelegramBot:
         self.handler.files = self.files
         self.application.add_handler(TypeHandler(Update, self.handler))
         self.application.add_error_handler(_log_update_error)
-        self.handler.count_start = inbox.started
         self.handler.inbox = inbox
         self._receiving = False
         self.on_started: list[Callable[[], None]] = []
@@ -181,11 +173,11 @@ class TelegramBot:
         await self._publish_menu()
         await self.application.start()
         webhook = self.options.webhook
+        await self.inbox.open(self._deliver)  # what is left from before a stop comes first
         try:
             if self.poller is not None:
                 await self.poller.start()
             if webhook is not None and self.webhook is not None:
-                replay(self.inbox, self.application.update_queue, bot)
                 await self.webhook.start(webhook.listen, webhook.port)
                 await self._set_webhook(webhook)
         except TelegramError as exc:
@@ -220,8 +212,19 @@ class TelegramBot:
                 )
                 await asyncio.wait({stopping}, timeout=1.0)
             await stopping
+        await self.inbox.close()  # after the turns: another process may take their chats now
         await app.shutdown()
         log.info("[Telegram] stopped")
+
+    async def _deliver(self, data: dict[str, Any]) -> None:
+        """An update the inbox hands this process: parsed, and queued for PTB."""
+        try:
+            update = Update.de_json(data, self.application.bot)
+        except Exception as exc:  # Telegram's JSON that PTB cannot read: skipped, not replayed
+            log.error("[Telegram] update %s could not be read; skipped: %s", data["update_id"], exc)
+            await self.inbox.finished(data["update_id"])
+            return
+        await self.application.update_queue.put(update)
 
     async def health(self) -> Health:
         """Readiness (`/readyz`): whether updates are coming in, from what the poller or the

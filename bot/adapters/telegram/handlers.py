@@ -18,7 +18,6 @@ from bot.adapters.telegram.delivery import TelegramSender
 from bot.adapters.telegram.files import FileTooLarge, FileUnavailable, TelegramFiles
 from bot.adapters.telegram.formatting import plain_parts
 from bot.adapters.telegram.inbound import BotIdentity, Inbound, read_update
-from bot.adapters.telegram.inbox import UpdateInbox
 from bot.adapters.telegram.shared_files import download, is_shared_file, labelled, shared_file
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.adapters.telegram.voice_notes import Unheard, VoiceNotes, heard_line
@@ -30,6 +29,7 @@ from bot.i18n import LanguageChoices, speaking
 from bot.i18n.catalogue import telegram as texts
 from bot.media.kinds import refusal_before_reading
 from bot.ports.channel import ChannelPort, DeliveryFailed
+from bot.ports.inbox import TelegramInbox
 from bot.ports.language import LanguagePreference
 
 log = logging.getLogger(__name__)
@@ -62,10 +62,9 @@ class TelegramUpdateHandler:
         self._config = config
         self.me: BotIdentity | None = None
         """Set once getMe has answered, before the first update arrives."""
-        self.count_start: Callable[[int], int] | None = None
-        """The inbox's `started`: counts a turn's start on disk and says how many it has had."""
-        self.inbox: UpdateInbox | None = None
-        """Keeps a streamed reply's preview ids with its update, for a replay to delete."""
+        self.inbox: TelegramInbox | None = None
+        """Counts a turn's starts, and keeps a streamed reply's preview ids and its delivered
+        answer with its update, for a replay to delete or record."""
         self.files: TelegramFiles | None = None
         """Downloads photos and documents for the core to read (`shared_files.py`)."""
         self.voice_notes: VoiceNotes | None = None
@@ -96,7 +95,7 @@ class TelegramUpdateHandler:
             await self._run_turn(inbound, operator, update.update_id, answered)
             return
         await self._delete_leftover_preview(update.update_id, inbound)
-        if self._failed_before(update.update_id):
+        if await self._failed_before(update.update_id):
             await self._reply(inbound, texts.gave_up())
             return  # handled: the inbox marks it done
         if self.files is not None and is_shared_file(inbound.attachment):
@@ -147,9 +146,9 @@ class TelegramUpdateHandler:
             await self._reply(inbound, heard_line(heard.transcript))
         return heard
 
-    def _failed_before(self, update_id: int) -> bool:
+    async def _failed_before(self, update_id: int) -> bool:
         """Count this start; True when the update's turn was cut short too often already."""
-        starts = self.count_start(update_id) if self.count_start is not None else 0
+        starts = await self.inbox.count_start(update_id) if self.inbox is not None else 0
         if starts <= MAX_TURN_STARTS:
             return False
         log.warning(

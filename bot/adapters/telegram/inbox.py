@@ -40,9 +40,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from telegram import Bot, Update
-
 from bot.config import RuntimeConfigStore
+from bot.ports.inbox import Deliver
 from bot.storage.atomic import append_line_safely, make_private_dir, write_atomic
 
 log = logging.getLogger(__name__)
@@ -81,6 +80,7 @@ class UpdateInbox:
         self._recently_done: dict[int, None] = {}  # insertion-ordered, trimmed to RECENTLY_DONE
         self._lines_since_compaction = 0
         self._refused = False  # the disk refuses the inbox: logged once, until a write works
+        self._deliver: Deliver | None = None
         self.last_update_id = 0
         """The highest update id ever fetched: polling resumes after it."""
         self._load()
@@ -188,6 +188,38 @@ class UpdateInbox:
             return
         self._compact_when_long()
 
+    # -- the channel's side (`TelegramInbox`): one process, so every new update is its own --
+    async def open(self, deliver: Deliver) -> None:
+        """Hand out what the file holds from before a stop, then each new update."""
+        self._deliver = deliver
+        pending = self.pending()
+        for data in pending:
+            await deliver(data)
+        if pending:
+            log.info("[Telegram] handling %d message(s) kept from before a stop", len(pending))
+
+    async def close(self) -> None:
+        self._deliver = None
+
+    async def take(self, updates: list[dict[str, Any]]) -> None:
+        """`received` off the event loop (one fsync), then the new updates to `deliver`. A
+        full disk costs only the replay (`received` logs it); on any other failure all of
+        them are handled anyway (and the log says so) rather than the bot going silent."""
+        try:
+            fresh = set(await asyncio.to_thread(self.received, updates))
+        except Exception as exc:
+            log.error("[Telegram] could not keep %d update(s) in the inbox: %s", len(updates), exc)
+            fresh = {int(update["update_id"]) for update in updates}
+        for update in updates:
+            if int(update["update_id"]) in fresh and self._deliver is not None:
+                await self._deliver(update)
+
+    async def count_start(self, update_id: int) -> int:
+        return self.started(update_id)
+
+    async def finished(self, update_id: int) -> None:
+        self.done(update_id)
+
     def _refuse(self, exc: OSError) -> None:
         if not self._refused:
             log.error(
@@ -225,7 +257,7 @@ class UpdateInbox:
         for line in lines:
             try:
                 update = json.loads(line).get("update")
-                if update and _sender(update) == user_id:
+                if update and sender_of(update) == user_id:
                     found[int(update["update_id"])] = None
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue
@@ -316,51 +348,7 @@ class UpdateInbox:
             log.info("[Telegram] writing the inbox works again")
 
 
-async def keep_in(inbox: UpdateInbox, updates: list[Update]) -> list[Update]:
-    """`keep_raw_in` for parsed updates (a webhook's): those of them that are new."""
-    fresh = {int(data["update_id"]) for data in await keep_raw_in(inbox, _as_json(updates))}
-    return [update for update in updates if update.update_id in fresh]
-
-
-async def keep_raw_in(inbox: UpdateInbox, updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Journal a batch (update JSON as Telegram sent it) and return the updates that are new.
-    A full disk costs only the replay (`UpdateInbox.received` logs it); on any other failure
-    all of them are answered anyway (and the log says so) rather than the bot going silent."""
-    try:
-        fresh = set(await asyncio.to_thread(inbox.received, updates))
-    except Exception as exc:
-        log.error("[Telegram] could not keep %d update(s) in the inbox: %s", len(updates), exc)
-        return updates
-    return [update for update in updates if int(update["update_id"]) in fresh]
-
-
-def replay(inbox: UpdateInbox, queue: asyncio.Queue[object], bot: Bot) -> None:
-    """Queue what the inbox holds from before a stop, ahead of anything new."""
-    pending = inbox.pending()
-    for data in pending:
-        queue.put_nowait(Update.de_json(data, bot))  # not `put`: it is in the inbox already
-    if pending:
-        log.info("[Telegram] handling %d message(s) kept from before a stop", len(pending))
-
-
-class JournalingQueue(asyncio.Queue[object]):
-    """PTB's update queue in webhook mode: an update is in the inbox before it is queued.
-
-    PTB's webhook handler answers Telegram's post only after `put` returns, so Telegram
-    forgets an update only once it is on disk; a repeated post of one is not queued twice.
-    """
-
-    def __init__(self, inbox: UpdateInbox) -> None:
-        super().__init__()
-        self.inbox = inbox
-
-    async def put(self, item: object) -> None:
-        if isinstance(item, Update) and not await keep_in(self.inbox, [item]):
-            return
-        await super().put(item)
-
-
-def _sender(update: dict[str, Any]) -> str | None:
+def sender_of(update: dict[str, Any]) -> str | None:
     """The id of whoever sent the update's message, edit or post."""
     for value in update.values():
         if isinstance(value, dict) and isinstance(value.get("from"), dict):
@@ -368,5 +356,10 @@ def _sender(update: dict[str, Any]) -> str | None:
     return None
 
 
-def _as_json(updates: list[Update]) -> list[dict[str, Any]]:
-    return [json.loads(update.to_json()) for update in updates]
+def chat_of(update: dict[str, Any]) -> str:
+    """The chat an update belongs to, from its raw JSON ("" for one without a chat): the
+    unit a shared inbox keeps in order and hands to one process at a time."""
+    for value in update.values():
+        if isinstance(value, dict) and isinstance(value.get("chat"), dict):
+            return str(value["chat"].get("id"))
+    return ""

@@ -32,14 +32,15 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         self,
         max_concurrent_updates: int = DEFAULT_MAX_CONCURRENT_UPDATES,
         key_of: Callable[[object], str | None] = chat_key,
-        on_done: Callable[[object], None] | None = None,
+        on_done: Callable[[object], Awaitable[None]] | None = None,
         is_command: Callable[[object], bool] = is_command_update,
     ) -> None:
         super().__init__(max_concurrent_updates)
         self._key_of = key_of
         self._is_command = is_command
         self.on_done = on_done
-        """Called when an update has been handled to the end (not when it was cancelled)."""
+        """Awaited when an update has been handled to the end (not when it was cancelled),
+        before its lane lets the chat's next update in."""
         self._lanes = ChatLanes()
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -64,17 +65,21 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
             if key is None:
                 started = True
                 await coroutine
+                await self._finish(update)
             else:
                 lane = self._lanes.command if self._is_command(update) else self._lanes.turn
                 async with lane(key):
                     started = True
                     await coroutine
-            if self.on_done is not None:
-                self.on_done(update)
+                    await self._finish(update)
         finally:
             self._tasks.discard(task)
             if not started and inspect.iscoroutine(coroutine):
                 coroutine.close()  # cancelled while queued: never run, so never awaited
+
+    async def _finish(self, update: object) -> None:
+        if self.on_done is not None:
+            await self.on_done(update)
 
     async def initialize(self) -> None:
         """Nothing to set up."""

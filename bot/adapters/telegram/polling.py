@@ -2,8 +2,9 @@
 
 PTB's own `Updater` confirms a batch (asks for the next offset) as soon as it is queued, so
 a crash loses whatever was queued behind a running turn. Here a batch goes to the inbox
-(fsynced) first, then to PTB's update queue; only the next getUpdates confirms it. At start,
-what the inbox still holds from before is queued ahead of anything new.
+(fsynced, or committed in PostgreSQL) first, and the inbox hands the new updates on; only the
+next getUpdates confirms it. A batch the inbox could not journal (the database is away) is
+fetched again after a back-off.
 
 getUpdates is posted through PTB's request object itself (`BaseRequest.post`: the same errors,
 `RetryAfter`, `Conflict`, `InvalidToken`, as `Bot.get_updates` raises), so the inbox journals
@@ -18,12 +19,12 @@ import contextlib
 import logging
 from typing import Any
 
-from telegram import Bot, Update
+from telegram import Bot
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
 from telegram.request import BaseRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
 
-from bot.adapters.telegram.inbox import UpdateInbox, keep_raw_in, replay
+from bot.ports.inbox import TelegramInbox
 from bot.retry import Backoff, retry_after_seconds
 
 log = logging.getLogger(__name__)
@@ -33,13 +34,12 @@ POLLING_BACKOFF = Backoff(first_seconds=2.0, longest_seconds=30.0)
 
 
 class JournaledPoller:
-    """Fetches updates into PTB's queue through the inbox; `start` and `stop` it."""
+    """Fetches updates into the inbox, which hands them on; `start` and `stop` it."""
 
     def __init__(
         self,
         bot: Bot,
-        queue: asyncio.Queue[object],
-        inbox: UpdateInbox,
+        inbox: TelegramInbox,
         timeout_seconds: float,
         allowed_updates: list[str],
         request: BaseRequest,
@@ -47,7 +47,6 @@ class JournaledPoller:
         """`request` is the bot's getUpdates request object (`get_updates_request`)."""
         self._bot = bot
         self._request = request
-        self._queue = queue
         self.inbox = inbox
         self._timeout = timeout_seconds
         self._allowed = allowed_updates
@@ -61,9 +60,8 @@ class JournaledPoller:
         return self._task is not None and not self._task.done()
 
     async def start(self) -> None:
-        """Polling needs no webhook set; then replay the inbox and start fetching."""
+        """Polling needs no webhook set; then start fetching (the inbox is open already)."""
         await self._bot.delete_webhook()
-        replay(self.inbox, self._queue, self._bot)
         self._task = asyncio.create_task(self._poll(), name="telegram-polling")
 
     async def stop(self) -> None:
@@ -95,19 +93,22 @@ class JournaledPoller:
                     log.exception("[Telegram] getUpdates failed unexpectedly: %s", exc)
                 await asyncio.sleep(delay)
                 continue
-            self.failures = 0
             if updates:
-                for data in await keep_raw_in(self.inbox, updates):
-                    await self._queue_parsed(data)
-
-    async def _queue_parsed(self, data: dict[str, Any]) -> None:
-        try:
-            update = Update.de_json(data, self._bot)
-        except Exception as exc:  # Telegram's JSON that PTB cannot read: skipped, not replayed
-            log.error("[Telegram] update %s could not be read; skipped: %s", data["update_id"], exc)
-            self.inbox.done(data["update_id"])
-            return
-        await self._queue.put(update)
+                try:
+                    await self.inbox.take(updates)
+                except Exception as exc:  # not journaled: fetched again, not confirmed
+                    self.failures += 1
+                    delay = POLLING_BACKOFF.after(self.failures)
+                    log.warning(
+                        "[Telegram] could not journal %d update(s) (%s); fetching them again "
+                        "in %gs",
+                        len(updates),
+                        exc,
+                        delay,
+                    )
+                    await asyncio.sleep(delay)
+                    continue
+            self.failures = 0
 
     async def _get_updates(self) -> list[dict[str, Any]]:
         """The next batch as the JSON Telegram sent (`Bot.get_updates`, unparsed)."""

@@ -1,22 +1,25 @@
-"""The webhook receiver: Telegram's posts become updates on PTB's queue, bounded before any read.
+"""The webhook receiver: Telegram's posts go into the inbox, bounded before any read.
 
 PTB's own receiver (tornado) reads a whole body, up to 100 MB, before it looks at the secret,
 so three unauthenticated 100 MB posts took the bot from 85 to 456 MB. Here the secret header is
 compared first (in constant time) and a post without it is refused unread; an authenticated
 body is read only up to `MAX_BODY_BYTES`, and at most `MAX_CONCURRENT_POSTS` are read at once.
+
+Telegram hears 200 only once the update is journaled (`accept`, the inbox's `take`); when it
+cannot be (the database is away), it hears 503 and posts the update again later. With several
+processes behind a load balancer, whichever receives a post journals it, and the inbox hands
+it to the process that holds its chat (`bot/storage/postgres/inbox.py`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
-from telegram import Bot, Update
-from telegram.ext import ExtBot
 
 log = logging.getLogger(__name__)
 
@@ -28,20 +31,18 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 
 class WebhookReceiver:
-    """An aiohttp server on `listen:port` taking posts to `path` into `queue`."""
+    """An aiohttp server on `listen:port` taking posts to `path` into `accept`."""
 
     def __init__(
         self,
         path: str,
         secret: str,
-        queue: asyncio.Queue[Any],
-        bot: Bot,
+        accept: Callable[[list[dict[str, Any]]], Awaitable[None]],
         max_body_bytes: int = MAX_BODY_BYTES,
         max_concurrent: int = MAX_CONCURRENT_POSTS,
     ) -> None:
         self._secret = secret.encode()
-        self._queue = queue
-        self._bot = bot
+        self._accept = accept
         self._max_body = max_body_bytes
         self._max_concurrent = max_concurrent
         self._reading = 0
@@ -76,7 +77,6 @@ class WebhookReceiver:
         try:
             raw = await request.read()  # aiohttp stops past client_max_size: 413
             data = json.loads(raw)
-            update = Update.de_json(data, self._bot) if isinstance(data, dict) else None
         except web.HTTPRequestEntityTooLarge:
             log.warning("[Telegram] webhook post over %d bytes refused", self._max_body)
             return _refuse(413, "too large")
@@ -85,11 +85,13 @@ class WebhookReceiver:
             return web.Response(status=400, text="not an update")
         finally:
             self._reading -= 1
-        if update is None:
+        if not isinstance(data, dict) or type(data.get("update_id")) is not int:
             return web.Response(status=400, text="not an update")
-        if isinstance(self._bot, ExtBot):
-            self._bot.insert_callback_data(update)
-        await self._queue.put(update)  # in the inbox (fsynced) before Telegram hears 200
+        try:
+            await self._accept([data])  # journaled (fsynced, committed) before Telegram hears 200
+        except Exception as exc:
+            log.warning("[Telegram] webhook: update not journaled (%s); Telegram will resend", exc)
+            return web.Response(status=503, text="try again")
         return web.json_response({})
 
 

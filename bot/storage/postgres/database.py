@@ -14,6 +14,7 @@ never logged with its password (`describe_url`).
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -38,6 +39,10 @@ REST_SECONDS = 30.0
 """After a failure, a turn's calls fail at once for this long instead of each waiting
 `CALL_SECONDS`: a dead database costs one turn one wait per rest. The retries of what waits
 in memory (every 30 s, `DiskHealth.run_retries`) do not rest: they find the database back."""
+
+APPLICATION_NAME = f"memory-bot pid {os.getpid()}"
+"""How this process's own connections show in `pg_stat_activity`: which process holds which
+chats' locks (`pg_locks`), for operators."""
 
 RECONNECT_SECONDS = 3.0
 """How long the pool's background reconnection tries (1 s, 2 s) before a call starts anew."""
@@ -192,6 +197,16 @@ class Database:
 
     async def close(self) -> None:
         await self._pool.close()
+
+    async def dedicated(self) -> AsyncConnection:
+        """A connection of its own, outside the pool, for what lives as long as a session
+        does (advisory locks held for a while, LISTEN); the caller closes it."""
+        return await AsyncConnection.connect(
+            self._url,
+            autocommit=True,
+            connect_timeout=max(1, round(self._connect_seconds)),
+            application_name=APPLICATION_NAME,
+        )
 
     @asynccontextmanager
     async def connection(self, what: str, retry: bool = False) -> AsyncIterator[AsyncConnection]:

@@ -56,6 +56,25 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX usage_calls_day ON usage_calls (day, who);
         """,
     ),
+    Migration(
+        20,
+        "telegram inbox",
+        """
+        CREATE TABLE telegram_inbox (
+            update_id bigint PRIMARY KEY,
+            slot integer NOT NULL,
+            sender text,
+            body text,
+            starts integer NOT NULL DEFAULT 0,
+            preview bigint[] NOT NULL DEFAULT '{}',
+            answer text,
+            done boolean NOT NULL,
+            received_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX telegram_inbox_waiting ON telegram_inbox (slot, update_id) WHERE NOT done;
+        CREATE INDEX telegram_inbox_sender ON telegram_inbox (sender) WHERE body IS NOT NULL;
+        """,
+    ),
 )
 
 MIGRATION_LOCK = 0x6D656D6F7279  # "memory": one advisory lock id for schema changes
