@@ -1,0 +1,178 @@
+"""The app with `DATABASE_URL`: reminders and the choices live in PostgreSQL (another process
+on another data dir sees them), a reminder set in a process killed with `kill -9` is
+delivered once by the next one, and `/readyz` says when the database is down, and why."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.app import BotApp
+from bot.storage.postgres.database import Database
+from bot.storage.postgres.reminders import PostgresReminderBook
+from bot.storage.postgres.sessions import PostgresSessionStore
+from tests.conftest import REPO, bot_argv, edit_runtime_config
+from tests.e2e.conftest import ALICE, say
+from tests.e2e.test_telegram_process import ALICE as TELEGRAM_ALICE
+from tests.e2e.test_telegram_process import bot_env
+from tests.fakes.channel import RecordingChannel
+from tests.fakes.openai_server import FakeOpenAiServer, Reply
+from tests.fakes.telegram_server import FakeTelegramServer
+
+pytestmark = pytest.mark.postgres
+
+LEAD_SECONDS = 10
+"""From setting the reminder to its time: enough for one turn and the kill, even on a busy
+machine."""
+
+
+async def test_readyz_is_503_while_the_database_is_down_and_says_why(
+    settings, fake_llm, own_postgres
+):
+    settings.openai_base_url = fake_llm.base_url
+    settings.database_url = own_postgres.create_database()
+    settings.http_port = 0
+    app = BotApp.build(settings)
+    await app.start()
+    try:
+        assert app.ops is not None and app.ops.port
+        url = f"http://127.0.0.1:{app.ops.port}/readyz"
+        async with httpx.AsyncClient(timeout=10) as client:
+
+            async def database_check() -> tuple[int, dict, str]:
+                response = await client.get(url)
+                return response.status_code, response.json()["checks"]["database"], response.text
+
+            async def until(status: int) -> tuple[dict, str]:
+                for _ in range(100):  # the report is cached for 2 s
+                    code, check, body = await database_check()
+                    if code == status:
+                        return check, body
+                    await asyncio.sleep(0.1)
+                raise AssertionError(f"/readyz never answered {status}")
+
+            check, _ = await until(200)
+            assert check == {"state": "ok", "detail": "reachable"}
+            own_postgres.pause()
+            check, body = await until(503)
+            assert check["state"] == "down"
+            assert check["detail"].startswith("the database")
+            assert "cannot be reached" in check["detail"] or "no answer" in check["detail"]
+            assert str(own_postgres.port) not in body and own_postgres.password not in body
+            own_postgres.resume()
+            check, _ = await until(200)
+            assert check["state"] == "ok"
+    finally:
+        await app.aclose()
+
+
+async def test_a_language_chosen_in_one_process_is_spoken_by_another(
+    settings, fake_llm, database_url, tmp_path
+):
+    settings.openai_base_url = fake_llm.base_url
+    settings.database_url = database_url
+    first = BotApp.build(settings)
+    await first.start()
+    try:
+        await first.handle(say(ALICE, "/language ru"), RecordingChannel())
+    finally:
+        await first.aclose()
+    assert not (settings.data_dir / "languages.json").exists(), "in the database, not a file"
+    other = settings.model_copy(update={"data_dir": tmp_path / "other-data"})
+    second = BotApp.build(other)
+    await second.start()
+    try:
+        channel = RecordingChannel()
+        await second.handle(say(ALICE, "/help"), channel)
+        assert channel.texts()[0].startswith("Команды:")
+    finally:
+        await second.aclose()
+
+
+def test_a_reminder_set_in_a_killed_process_is_delivered_once_by_another(workdir, database_url):
+    """Each process has its own data dir: only the database is shared."""
+    edit_runtime_config(
+        workdir / "preferences" / "runtime-config.json",
+        telegram={"allowedUsers": [TELEGRAM_ALICE.id]},
+    )
+    other = workdir.parent / "other"
+    shutil.copytree(workdir, other)
+    with FakeTelegramServer() as telegram, FakeOpenAiServer() as llm:
+
+        def start(where: Path) -> subprocess.Popen[bytes]:
+            env = bot_env(telegram, llm, telegram.token) | {"DATABASE_URL": database_url}
+            return subprocess.Popen(
+                bot_argv(where),
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=REPO,
+            )
+
+        def reminders_said() -> list[str]:
+            return [t for t in telegram.texts(TELEGRAM_ALICE.id) if t.startswith("⏰")]
+
+        proc = start(workdir)
+        try:
+            telegram.send_text(TELEGRAM_ALICE, "hi")
+            telegram.wait_for_sync(lambda: "echo: hi" in telegram.texts(TELEGRAM_ALICE.id), 60)
+            due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=LEAD_SECONDS)
+            add = {"action": "add", "text": "call Olga", "at": due.isoformat()}
+            llm.script(Reply(tool_calls=[("reminders", json.dumps(add))]), Reply(text="Set."))
+            telegram.send_text(TELEGRAM_ALICE, "remind me in ten seconds to call Olga")
+            telegram.wait_for_sync(lambda: "Set." in telegram.texts(TELEGRAM_ALICE.id), 30)
+            proc.kill()  # kill -9, before the reminder's time
+            proc.wait(30)
+            assert datetime.now(UTC) < due, "killed before the due time"
+            assert reminders_said() == []
+            assert not (workdir / "data" / "reminders" / "reminders.json").exists()
+            assert [r.text for r in asyncio.run(kept_reminders(database_url))] == ["call Olga"]
+
+            telegram.wait_for_sync(lambda: datetime.now(UTC) > due, LEAD_SECONDS + 5)
+            llm.responder = lambda body: Reply(status=503, error_message="the LLM is down")
+            asked = len(llm.requests)
+            proc = start(other)  # another data dir, after the due time, the LLM down
+            telegram.wait_for_sync(lambda: len(reminders_said()) == 1, 30)
+            assert len(llm.requests) == asked, "delivered without an LLM call"
+            telegram.wait_for_sync(lambda: asyncio.run(kept_reminders(database_url)) == [], 30)
+            proc.kill()
+            proc.wait(30)
+
+            proc = start(workdir)  # the first data dir again: nothing left to send
+            telegram.send_text(TELEGRAM_ALICE, "/reminders")
+            telegram.wait_for_sync(
+                lambda: any("No reminders" in t for t in telegram.texts(TELEGRAM_ALICE.id)), 30
+            )
+        finally:
+            proc.kill()
+            proc.wait(30)
+    (delivered,) = reminders_said()
+    assert delivered.startswith("⏰ Reminder: call Olga")
+    texts = asyncio.run(session_texts(database_url, f"telegram:{TELEGRAM_ALICE.id}"))
+    assert texts.count(delivered) == 1
+
+
+async def kept_reminders(url: str) -> list:
+    database = Database(url)
+    await database.open()
+    try:
+        return await PostgresReminderBook(database).all()
+    finally:
+        await database.close()
+
+
+async def session_texts(url: str, key: str) -> list[str]:
+    database = Database(url)
+    await database.open()
+    try:
+        session = await PostgresSessionStore(database).load(key)
+    finally:
+        await database.close()
+    return [m.content or "" for m in session.messages]
