@@ -112,6 +112,7 @@ class ReminderScheduler:
         self._lease: DeliveryLease = lease or SoleProcess()
         self.leading = False
         """This process delivers (it holds the lease, and has finished what a stop left)."""
+        self._told_following = False
         self._languages = languages or LanguageChoices(None)
         self._sessions = sessions
         self._lanes = lanes
@@ -151,9 +152,12 @@ class ReminderScheduler:
         that died), first finish what a stop left: the deliveries it sent but did not record;
         those it marked `firing` are due, so they are sent again."""
         if not await self._lease.held():
-            if self.leading:
-                log.warning("[Reminders] another process delivers reminders now")
-            self.leading = False
+            if self.leading or not self._told_following:
+                log.info(
+                    "[Reminders] another process delivers the reminders; "
+                    "this one takes over if it stops"
+                )
+            self.leading, self._told_following = False, True
             return False
         if self.leading:
             return True
