@@ -24,10 +24,27 @@ ALICE = Requester(ALICE_CHAT, "alice")
 WEEKLY = "FREQ=WEEKLY;BYDAY=MO;BYHOUR=8;BYMINUTE=0"
 
 
+class Lease:
+    """A delivery lease the test hands over and takes back (PostgreSQL's advisory lock)."""
+
+    check_seconds = 60.0
+
+    def __init__(self) -> None:
+        self.holding = False
+
+    async def held(self) -> bool:
+        return self.holding
+
+    async def release(self) -> None:
+        self.holding = False
+
+
 class Parts:
     """A book, a desk and a scheduler over files in one folder, as the app wires them."""
 
-    def __init__(self, folder, clock, config: RemindersConfig | None = None) -> None:
+    def __init__(
+        self, folder, clock, config: RemindersConfig | None = None, lease: Lease | None = None
+    ) -> None:
         self.folder = folder
         self.clock = clock
         self.config = config or RemindersConfig()
@@ -35,7 +52,7 @@ class Parts:
         self.sessions = JsonSessionStore(folder / "sessions")
         self.lanes = ChatLanes()
         self.channel = RecordingChannel()
-        self.scheduler = ReminderScheduler(self.book, self.sessions, self.lanes, clock)
+        self.scheduler = ReminderScheduler(self.book, self.sessions, self.lanes, clock, lease=lease)
         self.scheduler.deliver_through(self.channel)
         self.desk = ReminderDesk(
             self.book, lambda: self.config, clock, on_change=self.scheduler.wake
@@ -382,3 +399,28 @@ async def test_a_reminder_due_during_a_turn_is_delivered_after_it_in_the_same_la
     assert [t.split("\n")[0] for t in await parts.session_texts(ALICE_CHAT)] == [
         "hi", "the answer", "⏰ Reminder: call Olga",
     ]  # fmt: skip
+
+
+async def test_only_the_lease_holder_delivers_and_a_new_holder_resends_a_cut_delivery(
+    tmp_path, clock
+):
+    lease = Lease()
+    parts = Parts(tmp_path, clock, lease=lease)
+    cut = await parts.desk.add(ALICE, "call Olga", in_minutes=10)
+    # the holder that died had marked it `firing`; this process does not hold the lease yet
+    await parts.book.update(cut.model_copy(update={"firing": cut.next_at}))
+    clock.advance(11 * 60)
+    await parts.scheduler.fire_due()
+    assert parts.channel.sent == [] and not parts.scheduler.leading
+    lease.holding = True  # the holder's connection closed: this process takes over
+    await parts.scheduler.fire_due()
+    assert parts.scheduler.leading
+    (sent,) = parts.channel.sent
+    assert sent[1].startswith("⏰ Reminder: call Olga")
+    assert (await parts.book.all()) == []
+    lease.holding = False  # lost again: a reminder due now waits for whoever holds it
+    await parts.desk.add(ALICE, "stretch", in_minutes=1)
+    clock.advance(2 * 60)
+    await parts.scheduler.fire_due()
+    assert len(parts.channel.sent) == 1 and not parts.scheduler.leading
+    assert [r.text for r in await parts.book.soonest(5)] == ["stretch"]
