@@ -5,10 +5,9 @@ delivered once by the next one, and `/readyz` says when the database is down, an
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import subprocess
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -17,9 +16,10 @@ import pytest
 from bot.app import BotApp
 from bot.storage.postgres.database import Database
 from bot.storage.postgres.reminders import PostgresReminderBook
-from bot.storage.postgres.sessions import PostgresSessionStore
 from tests.conftest import REPO, bot_argv, edit_runtime_config
 from tests.e2e.conftest import ALICE, say
+from tests.e2e.test_postgres_state import stored_session
+from tests.e2e.test_reminders_process import LEAD_SECONDS, set_a_reminder_then_kill
 from tests.e2e.test_telegram_process import ALICE as TELEGRAM_ALICE
 from tests.e2e.test_telegram_process import bot_env
 from tests.fakes.channel import RecordingChannel
@@ -27,10 +27,6 @@ from tests.fakes.openai_server import FakeOpenAiServer, Reply
 from tests.fakes.telegram_server import FakeTelegramServer
 
 pytestmark = pytest.mark.postgres
-
-LEAD_SECONDS = 10
-"""From setting the reminder to its time: enough for one turn and the kill, even on a busy
-machine."""
 
 
 async def test_readyz_is_503_while_the_database_is_down_and_says_why(
@@ -121,16 +117,7 @@ def test_a_reminder_set_in_a_killed_process_is_delivered_once_by_another(workdir
 
         proc = start(workdir)
         try:
-            telegram.send_text(TELEGRAM_ALICE, "hi")
-            telegram.wait_for_sync(lambda: "echo: hi" in telegram.texts(TELEGRAM_ALICE.id), 60)
-            due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=LEAD_SECONDS)
-            add = {"action": "add", "text": "call Olga", "at": due.isoformat()}
-            llm.script(Reply(tool_calls=[("reminders", json.dumps(add))]), Reply(text="Set."))
-            telegram.send_text(TELEGRAM_ALICE, "remind me in ten seconds to call Olga")
-            telegram.wait_for_sync(lambda: "Set." in telegram.texts(TELEGRAM_ALICE.id), 30)
-            proc.kill()  # kill -9, before the reminder's time
-            proc.wait(30)
-            assert datetime.now(UTC) < due, "killed before the due time"
+            due = set_a_reminder_then_kill(proc, telegram, llm)  # kill -9, before its time
             assert reminders_said() == []
             assert not (workdir / "data" / "reminders" / "reminders.json").exists()
             assert [r.text for r in asyncio.run(kept_reminders(database_url))] == ["call Olga"]
@@ -155,7 +142,7 @@ def test_a_reminder_set_in_a_killed_process_is_delivered_once_by_another(workdir
             proc.wait(30)
     (delivered,) = reminders_said()
     assert delivered.startswith("⏰ Reminder: call Olga")
-    texts = asyncio.run(session_texts(database_url, f"telegram:{TELEGRAM_ALICE.id}"))
+    texts = asyncio.run(stored_session(database_url, f"telegram:{TELEGRAM_ALICE.id}"))
     assert texts.count(delivered) == 1
 
 
@@ -166,13 +153,3 @@ async def kept_reminders(url: str) -> list:
         return await PostgresReminderBook(database).all()
     finally:
         await database.close()
-
-
-async def session_texts(url: str, key: str) -> list[str]:
-    database = Database(url)
-    await database.open()
-    try:
-        session = await PostgresSessionStore(database).load(key)
-    finally:
-        await database.close()
-    return [m.content or "" for m in session.messages]

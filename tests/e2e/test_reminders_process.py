@@ -19,6 +19,24 @@ LEAD_SECONDS = 10
 machine."""
 
 
+def set_a_reminder_then_kill(
+    proc: subprocess.Popen[bytes], telegram: FakeTelegramServer, llm: FakeOpenAiServer
+) -> datetime:
+    """Alice has the bot (its LLM scripted) set "call Olga" `LEAD_SECONDS` ahead, then the bot
+    is killed with `kill -9` before that time; returns the time."""
+    telegram.send_text(ALICE, "hi")  # the bot is up: the lead below is for one turn
+    telegram.wait_for_sync(lambda: "echo: hi" in telegram.texts(ALICE.id), 60)
+    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=LEAD_SECONDS)
+    add = {"action": "add", "text": "call Olga", "at": due.isoformat()}
+    llm.script(Reply(tool_calls=[("reminders", json.dumps(add))]), Reply(text="Set."))
+    telegram.send_text(ALICE, "remind me in ten seconds to call Olga")
+    telegram.wait_for_sync(lambda: "Set." in telegram.texts(ALICE.id), 30)
+    proc.kill()
+    proc.wait(30)
+    assert datetime.now(UTC) < due, "killed before the due time"
+    return due
+
+
 def test_kill_9_before_the_due_time_then_a_restart_delivers_it_exactly_once(workdir):
     edit_runtime_config(
         workdir / "preferences" / "runtime-config.json", telegram={"allowedUsers": [ALICE.id]}
@@ -34,16 +52,7 @@ def test_kill_9_before_the_due_time_then_a_restart_delivers_it_exactly_once(work
 
         proc = start()
         try:
-            telegram.send_text(ALICE, "hi")  # the bot is up: the lead below is for one turn
-            telegram.wait_for_sync(lambda: "echo: hi" in telegram.texts(ALICE.id), 60)
-            due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=LEAD_SECONDS)
-            add = {"action": "add", "text": "call Olga", "at": due.isoformat()}
-            llm.script(Reply(tool_calls=[("reminders", json.dumps(add))]), Reply(text="Set."))
-            telegram.send_text(ALICE, "remind me in ten seconds to call Olga")
-            telegram.wait_for_sync(lambda: "Set." in telegram.texts(ALICE.id), 30)
-            proc.kill()  # kill -9, before the reminder's time
-            proc.wait(30)
-            assert datetime.now(UTC) < due, "killed before the due time"
+            due = set_a_reminder_then_kill(proc, telegram, llm)
             assert reminders_said() == []
             assert stat.S_IMODE(book.stat().st_mode) == 0o600
             assert json.loads(book.read_text())["reminders"][0]["text"] == "call Olga"
