@@ -207,9 +207,10 @@ class ReminderScheduler:
                 if await self._lead():
                     _, due = await self._start_due()
                 unreachable = False
-            except OSError as exc:  # the store is away: look again later
+            except Exception as exc:  # the store is away (OSError), or a bug: look again later
                 if not unreachable:
-                    log.error("[Reminders] cannot read the reminders: %s", exc)
+                    trace = not isinstance(exc, OSError)
+                    log.error("[Reminders] cannot read the reminders: %s", exc, exc_info=trace)
                 unreachable = True
             self.sleeping_until = due
             seconds = self._lease.check_seconds

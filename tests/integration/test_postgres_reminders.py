@@ -148,3 +148,24 @@ async def test_a_reminder_due_soon_set_in_another_process_is_noticed_within_the_
     clock.advance(5 * 60)
     await wait_until(lambda: [t for _, t in first.channel.sent if "sooner" in t] != [])
     assert second.channel.sent == []
+
+
+async def test_a_row_this_version_cannot_read_is_left_alone_and_the_others_go_on(
+    processes, database_url, caplog
+):
+    clock, first, _ = processes
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        admin.execute(
+            "INSERT INTO reminders (id, user_id, session_key, next_at, due_at, interrupted, "
+            "reminder) VALUES ('bad', 'alice', 'test:alice', %s, %s, false, %s::jsonb)",
+            (clock.now, clock.now, '{"id": "bad"}'),
+        )
+    await first.desk.add(ALICE, "still delivered", in_minutes=1)
+    clock.advance(61)
+    await wait_until(lambda: len(first.channel.sent) == 1)
+    assert first.channel.sent[0][1].startswith("⏰ Reminder: still delivered")
+    unreadable = [
+        r for r in caplog.records if "reminder bad in the database is unreadable" in r.message
+    ]
+    assert len(unreadable) == 1
+    assert [r.id for r in await first.book.in_chat(ALICE.address.session_key)] == []

@@ -30,6 +30,7 @@ from typing import Any
 
 import psycopg
 from psycopg import AsyncConnection
+from pydantic import ValidationError
 
 from bot.reminders.book import kept_after_update
 from bot.reminders.model import Reminder, TooManyReminders
@@ -57,6 +58,7 @@ class PostgresReminderBook:
 
     def __init__(self, database: Database) -> None:
         self._database = database
+        self._unreadable: set[str] = set()
 
     # -- reading -----------------------------------------------------------------------------
     async def all(self) -> list[Reminder]:
@@ -171,7 +173,19 @@ class PostgresReminderBook:
         async with self._connection() as connection:
             cursor = await connection.execute(query.encode(), params)
             rows = await cursor.fetchall()
-        return [Reminder.model_validate(row[0]) for row in rows]
+        return [r for r in (self._readable(row[0]) for row in rows) if r is not None]
+
+    def _readable(self, raw: object) -> Reminder | None:
+        """A stored reminder; None, with one log line per row, for one this version cannot
+        read (it stays in the table, out of the way, as a damaged file is moved aside)."""
+        try:
+            return Reminder.model_validate(raw)
+        except ValidationError as exc:
+            where = raw.get("id", "?") if isinstance(raw, dict) else "?"
+            if where not in self._unreadable:
+                self._unreadable.add(where)
+                log.error("[Reminders] reminder %s in the database is unreadable: %s", where, exc)
+            return None
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection]:
