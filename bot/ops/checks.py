@@ -69,17 +69,18 @@ class DatabaseReadiness:
     ready: turns still answer, but what they change waits in memory, so a balancer should send
     the traffic to a process that reaches the database."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, look_seconds: float = DATABASE_LOOK_SECONDS) -> None:
         self._database = database
+        self._look_seconds = look_seconds
 
     async def __call__(self) -> Health:
         try:
-            async with asyncio.timeout(DATABASE_LOOK_SECONDS):
+            async with asyncio.timeout(self._look_seconds):
                 async with self._database.connection("readiness check", retry=True) as db:
                     await db.execute("SELECT 1")
         except TimeoutError:
             return Health(
-                HealthState.DOWN, f"the database gave no answer in {DATABASE_LOOK_SECONDS:g}s"
+                HealthState.DOWN, f"the database gave no answer in {self._look_seconds:g}s"
             )
         except DatabaseDown as exc:
             return Health(HealthState.DOWN, f"the database cannot be reached ({_cause(exc)})")
