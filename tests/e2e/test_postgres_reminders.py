@@ -117,7 +117,7 @@ def test_a_reminder_set_in_a_killed_process_is_delivered_once_by_another(workdir
 
         proc = start(workdir)
         try:
-            due = set_a_reminder_then_kill(proc, telegram, llm)  # kill -9, before its time
+            due = set_a_reminder_then_kill(proc, telegram, llm, workdir)  # kill -9, before its time
             assert reminders_said() == []
             assert not (workdir / "data" / "reminders" / "reminders.json").exists()
             assert [r.text for r in asyncio.run(kept_reminders(database_url))] == ["call Olga"]

@@ -7,6 +7,7 @@ import json
 import stat
 import subprocess
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from bot.storage.sessions import JsonSessionStore
 from tests.conftest import edit_runtime_config
@@ -19,11 +20,22 @@ LEAD_SECONDS = 10
 machine."""
 
 
+def handled_all(inbox: Path) -> bool:
+    """Every update in the Telegram inbox has its `done` line (its turn is over)."""
+    entries = [json.loads(line) for line in inbox.read_text().splitlines() if line.strip()]
+    received = {e["update"]["update_id"] for e in entries if "update" in e}
+    return received <= {e["done"] for e in entries if "done" in e}
+
+
 def set_a_reminder_then_kill(
-    proc: subprocess.Popen[bytes], telegram: FakeTelegramServer, llm: FakeOpenAiServer
+    proc: subprocess.Popen[bytes],
+    telegram: FakeTelegramServer,
+    llm: FakeOpenAiServer,
+    workdir: Path,
 ) -> datetime:
     """Alice has the bot (its LLM scripted) set "call Olga" `LEAD_SECONDS` ahead, then the bot
-    is killed with `kill -9` before that time; returns the time."""
+    is killed with `kill -9` before that time, once the turn is over (not in the instant after
+    Telegram took the reply, which a restart would answer again); returns the time."""
     telegram.send_text(ALICE, "hi")  # the bot is up: the lead below is for one turn
     telegram.wait_for_sync(lambda: "echo: hi" in telegram.texts(ALICE.id), 60)
     due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=LEAD_SECONDS)
@@ -31,6 +43,7 @@ def set_a_reminder_then_kill(
     llm.script(Reply(tool_calls=[("reminders", json.dumps(add))]), Reply(text="Set."))
     telegram.send_text(ALICE, "remind me in ten seconds to call Olga")
     telegram.wait_for_sync(lambda: "Set." in telegram.texts(ALICE.id), 30)
+    telegram.wait_for_sync(lambda: handled_all(workdir / "data" / "telegram" / "inbox.jsonl"), 30)
     proc.kill()
     proc.wait(30)
     assert datetime.now(UTC) < due, "killed before the due time"
@@ -52,7 +65,7 @@ def test_kill_9_before_the_due_time_then_a_restart_delivers_it_exactly_once(work
 
         proc = start()
         try:
-            due = set_a_reminder_then_kill(proc, telegram, llm)
+            due = set_a_reminder_then_kill(proc, telegram, llm, workdir)
             assert reminders_said() == []
             assert stat.S_IMODE(book.stat().st_mode) == 0o600
             assert json.loads(book.read_text())["reminders"][0]["text"] == "call Olga"
