@@ -8,9 +8,11 @@ import asyncio
 import shutil
 import subprocess
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
 from bot.app import BotApp
@@ -117,7 +119,8 @@ def test_a_reminder_set_in_a_killed_process_is_delivered_once_by_another(workdir
 
         proc = start(workdir)
         try:
-            due = set_a_reminder_then_kill(proc, telegram, llm, workdir)  # kill -9, before its time
+            handled = partial(inbox_handled_all, database_url)
+            due = set_a_reminder_then_kill(proc, telegram, llm, handled)  # kill -9 before it
             assert reminders_said() == []
             assert not (workdir / "data" / "reminders" / "reminders.json").exists()
             assert [r.text for r in asyncio.run(kept_reminders(database_url))] == ["call Olga"]
@@ -153,3 +156,10 @@ async def kept_reminders(url: str) -> list:
         return await PostgresReminderBook(database).all()
     finally:
         await database.close()
+
+
+def inbox_handled_all(url: str) -> bool:
+    """Every update in the Telegram inbox (a table, with `DATABASE_URL`) has been handled."""
+    with psycopg.connect(url) as connection:
+        row = connection.execute("SELECT count(*) FROM telegram_inbox WHERE NOT done").fetchone()
+    return row is not None and row[0] == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import stat
 import subprocess
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -31,7 +32,7 @@ def set_a_reminder_then_kill(
     proc: subprocess.Popen[bytes],
     telegram: FakeTelegramServer,
     llm: FakeOpenAiServer,
-    workdir: Path,
+    handled: Callable[[], bool],
 ) -> datetime:
     """Alice has the bot (its LLM scripted) set "call Olga" `LEAD_SECONDS` ahead, then the bot
     is killed with `kill -9` before that time, once the turn is over (not in the instant after
@@ -43,7 +44,7 @@ def set_a_reminder_then_kill(
     llm.script(Reply(tool_calls=[("reminders", json.dumps(add))]), Reply(text="Set."))
     telegram.send_text(ALICE, "remind me in ten seconds to call Olga")
     telegram.wait_for_sync(lambda: "Set." in telegram.texts(ALICE.id), 30)
-    telegram.wait_for_sync(lambda: handled_all(workdir / "data" / "telegram" / "inbox.jsonl"), 30)
+    telegram.wait_for_sync(handled, 30)  # every update's turn is over (its inbox says so)
     proc.kill()
     proc.wait(30)
     assert datetime.now(UTC) < due, "killed before the due time"
@@ -65,7 +66,8 @@ def test_kill_9_before_the_due_time_then_a_restart_delivers_it_exactly_once(work
 
         proc = start()
         try:
-            due = set_a_reminder_then_kill(proc, telegram, llm, workdir)
+            inbox = workdir / "data" / "telegram" / "inbox.jsonl"
+            due = set_a_reminder_then_kill(proc, telegram, llm, lambda: handled_all(inbox))
             assert reminders_said() == []
             assert stat.S_IMODE(book.stat().st_mode) == 0o600
             assert json.loads(book.read_text())["reminders"][0]["text"] == "call Olga"
