@@ -28,14 +28,14 @@ from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
 from bot.conversation.compaction import SessionCompactor
 from bot.conversation.messages import utc_now
-from bot.i18n import LanguageChoices
+from bot.i18n import Language, LanguageChoices
 from bot.mcp.servers import McpServers
 from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
 from bot.memory.llm_extraction import LlmFactExtractor
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
-from bot.ops.checks import RagReadiness, StoreReadiness
+from bot.ops.checks import DatabaseReadiness, RagReadiness, StoreReadiness
 from bot.ops.metrics import PrometheusMetrics
 from bot.ops.readiness import Readiness
 from bot.ops.server import OpsServer
@@ -63,13 +63,16 @@ from bot.rag.long_term import LongTermDocuments
 from bot.rag.queue import IndexQueue
 from bot.rag.status import RagStatus
 from bot.reminders import ReminderBook, ReminderDesk
-from bot.reminders.scheduler import ReminderScheduler
+from bot.reminders.book import ReminderStore
+from bot.reminders.scheduler import DeliveryLease, ReminderScheduler
 from bot.running_turns import RunningTurns
 from bot.settings import Settings
 from bot.skills import SkillLibrary
 from bot.storage.chat_models import ChatModels
 from bot.storage.disk import DiskHealth
+from bot.storage.postgres.choices import PostgresChoiceTables
 from bot.storage.postgres.database import Database
+from bot.storage.postgres.reminders import PostgresReminderBook, ReminderLease
 from bot.storage.postgres.sessions import PostgresSessionStore
 from bot.storage.postgres.usage import PostgresUsageLedger
 from bot.storage.sessions import JsonSessionStore
@@ -248,10 +251,22 @@ class BotApp:
         # the chat's turn lane (shared with the runner), so a turn and a reminder never both
         # write the session; kept in the data dir, and emptied by `/forget all`.
         lanes = ChatLanes()
-        book = ReminderBook(data / "reminders" / "reminders.json")
-        memory_stores.append(book)
+        book: ReminderStore = ReminderBook(data / "reminders" / "reminders.json")
+        lease: DeliveryLease | None = None  # with files: this process, the data dir's only one
         languages = LanguageChoices(data / "languages.json")  # `/language`
-        reminders = ReminderScheduler(book, sessions, lanes, clock, languages)
+        chat_models = ChatModels(data / "chat-models.json")  # `/model`
+        # With `DATABASE_URL`: reminders and the choices in PostgreSQL; of the processes on
+        # it, the one holding the reminders' advisory lock delivers them.
+        choices = PostgresChoiceTables(database) if database is not None else None
+        if database is not None and choices is not None and settings.database_url is not None:
+            book = PostgresReminderBook(database)
+            lease = ReminderLease(settings.database_url.get_secret_value())
+            languages = LanguageChoices(None, choices.kind("language", Language, "[Language]"))
+            chat_models = ChatModels(None, choices.kind("model", str, "[Models] /model"))
+            starting.append(choices.load)
+            closing.append(choices.aclose)
+        memory_stores.append(book)
+        reminders = ReminderScheduler(book, sessions, lanes, clock, languages, lease)
         desk = ReminderDesk(
             book, lambda: config.current().reminders, clock, on_change=reminders.wake
         )
@@ -264,7 +279,6 @@ class BotApp:
         starting.append(mcp.start)
         closing.append(mcp.aclose)
         tools.add_source(mcp)
-        chat_models = ChatModels(data / "chat-models.json")  # `/model`
         prompts = PromptFiles(settings.prompts_dir)
         context = ContextBuildingSystem(prompts, tools, memory, rag, skills)
         pipeline = Pipeline(
@@ -346,9 +360,13 @@ class BotApp:
         if telegram is not None:
             app.telegram = _telegram_channel(telegram, app)
             readiness["telegram"] = app.telegram.health
+            if choices is not None and app.telegram.voice_replies is not None:  # `/voice`
+                _voice_choices_in(choices, app.telegram)
         if metrics is not None:
             readiness["lightrag"] = RagReadiness(config.current, rag)
             readiness["store"] = StoreReadiness(data, disk)
+            if database is not None:
+                readiness["database"] = DatabaseReadiness(database)
             _watch_queues(metrics, app, queue)
             app.ops = _ops_server(app, metrics, Readiness(readiness), settings)
         return app
@@ -418,9 +436,8 @@ def _telegram_inbox(options: TelegramOptions, app: BotApp) -> TelegramInbox:
     processes on one token share, each chat handled by one of them at a time
     (`bot/storage/postgres/inbox.py`, `docs/DEPLOYMENT.md`).
 
-    Several processes: each also runs its own `ReminderScheduler` (`app.reminders`), so a
-    reminder book shared in PostgreSQL must let exactly one process fire each due reminder
-    (claim it, e.g. `FOR UPDATE SKIP LOCKED`, before sending); this inbox does not decide it."""
+    Several processes: each also runs its own `ReminderScheduler` (`app.reminders`); only
+    the one holding the reminders' advisory lock delivers (`ReminderLease`)."""
     from bot.adapters.telegram import UpdateInbox, from_allowed_users
     from bot.adapters.telegram.inbox import chat_of, sender_of
     from bot.storage.postgres.inbox import PostgresUpdateInbox
@@ -429,6 +446,15 @@ def _telegram_inbox(options: TelegramOptions, app: BotApp) -> TelegramInbox:
     if app.database is not None:
         return PostgresUpdateInbox(app.database, keep, chat_of, sender_of)
     return UpdateInbox(options.inbox_path, keep=keep)
+
+
+def _voice_choices_in(choices: PostgresChoiceTables, bot: TelegramBot) -> None:
+    """Each chat's `/voice` in PostgreSQL, as the other choices are with `DATABASE_URL`."""
+    from bot.adapters.telegram.voice_replies import VoiceSwitch
+
+    if bot.voice_replies is not None:
+        store = choices.kind("voice", bool, "[Telegram] /voice")
+        bot.voice_replies.switch = VoiceSwitch(None, store)
 
 
 def _watch_queues(metrics: PrometheusMetrics, app: BotApp, queue: IndexQueue) -> None:

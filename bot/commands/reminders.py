@@ -29,7 +29,7 @@ class ReminderCommands:
         verb, _, rest = call.args.partition(" ")
         try:
             if not verb:
-                return self.desk.listing(who)
+                return await self.desk.listing(who)
             if verb.lower() == "cancel" and rest.strip():
                 reminder = await self.desk.cancel(who, rest)
                 return say.reminder_cancelled(reminder.id, reminder.text)
@@ -41,7 +41,7 @@ class ReminderCommands:
 
     async def _timezone(self, who: Requester, name: str) -> str:
         if not name:
-            zone = self.desk.zone_of(who.user_id)
-            return say.timezone_is(zone.key, self.desk.now_for(who.user_id))
+            zone = await self.desk.zone_of(who.user_id)
+            return say.timezone_is(zone.key, await self.desk.now_for(who.user_id))
         zone = await self.desk.set_zone(who.user_id, name)
-        return say.timezone_set(zone.key, self.desk.now_for(who.user_id))
+        return say.timezone_set(zone.key, await self.desk.now_for(who.user_id))

@@ -9,15 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.i18n.language import FALLBACK, Language, language_of_code
-from bot.storage.choices import KeyedChoices
+from bot.storage.choices import ChoiceStore, KeyedChoices
 
 
 class LanguageChoices:
     """Per-user language; implements the `LanguagePreference` port."""
 
-    def __init__(self, path: Path | None) -> None:
-        """`path` None: choices last until the bot stops (tests)."""
-        self._choices = KeyedChoices(path, "users", Language, "[Language] /language")
+    def __init__(self, path: Path | None, store: ChoiceStore[Language] | None = None) -> None:
+        """`path` None: choices last until the bot stops (tests); `store`: where they live
+        instead (PostgreSQL)."""
+        self._choices = store or KeyedChoices(path, "users", Language, "[Language] /language")
 
     def chosen(self, user_id: str) -> Language | None:
         return self._choices.get(user_id)

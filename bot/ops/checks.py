@@ -1,5 +1,6 @@
 """Readiness checks of the parts that have no `health` of their own: LightRAG as the bot uses
-it (off, or degraded without failing a turn), and the data dir's store."""
+it (off, or degraded without failing a turn), the data dir's store, and PostgreSQL when
+`DATABASE_URL` is set."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from bot.ports.health import Health, HealthState
 from bot.ports.rag import RagHealthCheck
 from bot.storage.atomic import write_atomic
 from bot.storage.disk import DiskHealth, describe
+from bot.storage.postgres.database import Database, DatabaseDown
 
 RAG_LOOK_SECONDS = 2.0
 """Within the readiness check's own bound: a hanging LightRAG reads as degraded, not down."""
@@ -56,3 +58,40 @@ class StoreReadiness:
         if refused:
             return Health(HealthState.DOWN, f"writes refused: {refused}")
         return Health(HealthState.OK, "writable")
+
+
+DATABASE_LOOK_SECONDS = 2.0
+"""Within the readiness check's own bound, so the reason is ours, not a time-out's."""
+
+
+class DatabaseReadiness:
+    """PostgreSQL (`DATABASE_URL`) answers a query now. While it does not, the process is not
+    ready: turns still answer, but what they change waits in memory, so a balancer should send
+    the traffic to a process that reaches the database."""
+
+    def __init__(self, database: Database, look_seconds: float = DATABASE_LOOK_SECONDS) -> None:
+        self._database = database
+        self._look_seconds = look_seconds
+
+    async def __call__(self) -> Health:
+        try:
+            async with asyncio.timeout(self._look_seconds):
+                async with self._database.connection("readiness check", retry=True) as db:
+                    await db.execute("SELECT 1")
+        except TimeoutError:
+            return Health(
+                HealthState.DOWN, f"the database gave no answer in {self._look_seconds:g}s"
+            )
+        except DatabaseDown as exc:
+            return Health(HealthState.DOWN, f"the database cannot be reached ({_cause(exc)})")
+        return Health(HealthState.OK, "reachable")
+
+
+def _cause(exc: DatabaseDown) -> str:
+    """The driver's reason without where it connects (libpq names host and port first; the
+    address is for `/status`, not for anyone who can reach the port)."""
+    cause = exc.__cause__
+    if cause is None:
+        return "unreachable"
+    lines = str(cause).strip().splitlines()
+    return lines[0].rsplit(": ", 1)[-1] if lines else type(cause).__name__

@@ -1,4 +1,6 @@
-"""Every reminder and each user's time zone, in one private JSON file in the data dir.
+"""The reminder book's port (`ReminderStore`), and its file store: every reminder and each
+user's time zone in one private JSON file in the data dir (PostgreSQL's is
+`bot/storage/postgres/reminders.py`).
 
 The whole file is rewritten atomically (`write_atomic`: temp file, fsync, rename) on every
 change, from a worker thread, one write at a time and in order; a crash leaves the previous
@@ -10,14 +12,16 @@ starts with none, saying so in the log. The file stays small: each user keeps at
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
-from bot.reminders.model import Reminder
+from bot.reminders.model import Reminder, TooManyReminders
 from bot.storage.atomic import write_atomic
 
 log = logging.getLogger(__name__)
@@ -29,9 +33,64 @@ class _BookFile(BaseModel):
     """user id -> IANA zone the user chose; users not here have `reminders.defaultTimezone`."""
 
 
+class ReminderStore(Protocol):
+    """What the desk and the scheduler ask of a reminder book; also a `UserMemoryStore` (a
+    user's reminders and time zone count in `/memory` and go with `/forget all`). Each change
+    is stored when the call returns; a store that refuses it raises `OSError`, and then
+    nothing changed."""
+
+    label: str
+
+    async def all(self) -> list[Reminder]:
+        """Every reminder kept (for tests)."""
+        ...
+
+    async def get(self, reminder_id: str) -> Reminder | None: ...
+
+    async def in_chat(self, session_key: str) -> list[Reminder]:
+        """The chat's (or forum topic's) reminders that are still to come, soonest first."""
+        ...
+
+    async def soonest(self, limit: int) -> list[Reminder]:
+        """The `limit` reminders the scheduler acts on first (by `due_at`), soonest first."""
+        ...
+
+    async def interrupted(self) -> list[Reminder]:
+        """Reminders a stop cut short: a `firing` mark, or a delivery not yet in its session."""
+        ...
+
+    async def timezone_of(self, user_id: str) -> str | None: ...
+
+    async def new_id(self) -> str: ...
+
+    async def add(self, reminder: Reminder, limit: int) -> None:
+        """Keep `reminder`, unless its setter already has `limit` still to come
+        (`TooManyReminders`): counted and added as one step, so two requests at once cannot
+        both slip under the limit."""
+        ...
+
+    async def update(self, reminder: Reminder) -> bool:
+        """Keep `reminder` in place of the one with its id, or drop it when it has no time
+        left and nothing to record. False (nothing written) when it is gone: cancelled
+        meanwhile, which a delivery in progress must not undo."""
+        ...
+
+    async def remove(self, reminder_id: str) -> Reminder | None: ...
+
+    async def set_timezone(self, user_id: str, zone: str) -> None: ...
+
+    async def count_for(self, user_id: str) -> int: ...
+
+    async def forget_user(self, user_id: str) -> int: ...
+
+
+def kept_after_update(reminder: Reminder) -> bool:
+    """An updated reminder stays while it has a time left or a delivery to finish."""
+    return bool(reminder.next_at or reminder.firing or reminder.unrecorded)
+
+
 class ReminderBook:
-    """The reminders in memory, written through to disk. Also a `UserMemoryStore`: a user's
-    reminders and time zone count in `/memory` and go with `/forget all`."""
+    """`ReminderStore` in one JSON file: the reminders in memory, written through to disk."""
 
     label = "reminders and your time zone"
 
@@ -41,32 +100,38 @@ class ReminderBook:
         self._write_lock = asyncio.Lock()
 
     # -- reading -----------------------------------------------------------------------------
-    def all(self) -> list[Reminder]:
+    async def all(self) -> list[Reminder]:
         return list(self._file.reminders)
 
-    def get(self, reminder_id: str) -> Reminder | None:
-        return next((r for r in self._file.reminders if r.id == reminder_id), None)
+    async def get(self, reminder_id: str) -> Reminder | None:
+        return self._get(reminder_id)
 
-    def in_chat(self, session_key: str) -> list[Reminder]:
-        """The chat's (or forum topic's) reminders that are still to come, soonest first."""
+    async def in_chat(self, session_key: str) -> list[Reminder]:
         waiting = [r for r in self._file.reminders if r.session_key == session_key and r.next_at]
         return sorted(waiting, key=lambda r: r.next_at or r.created_at)
 
-    def count_of(self, user_id: str) -> int:
-        return sum(1 for r in self._file.reminders if r.user_id == user_id and r.next_at)
+    async def soonest(self, limit: int) -> list[Reminder]:
+        timed = [(r.due_at, r) for r in self._file.reminders if r.due_at is not None]
+        return [r for _, r in heapq.nsmallest(limit, timed, key=lambda pair: pair[0])]
 
-    def timezone_of(self, user_id: str) -> str | None:
+    async def interrupted(self) -> list[Reminder]:
+        return [r for r in self._file.reminders if r.firing or r.unrecorded]
+
+    async def timezone_of(self, user_id: str) -> str | None:
         return self._file.timezones.get(user_id)
 
-    def new_id(self) -> str:
+    async def new_id(self) -> str:
         taken = {r.id for r in self._file.reminders}
         while (candidate := secrets.token_hex(3)) in taken:
             pass
         return candidate
 
     # -- changing (each change is on disk when the call returns) -------------------------------
-    async def add(self, reminder: Reminder) -> None:
+    async def add(self, reminder: Reminder, limit: int) -> None:
         """Raises OSError when the disk refuses it; then nothing was added."""
+        mine = [r for r in self._file.reminders if r.user_id == reminder.user_id and r.next_at]
+        if len(mine) >= limit:  # no wait between this count and the append
+            raise TooManyReminders(len(mine))
         self._file.reminders.append(reminder)
         try:
             await self.save()
@@ -75,20 +140,17 @@ class ReminderBook:
             raise
 
     async def update(self, reminder: Reminder) -> bool:
-        """Keep `reminder` in place of the one with its id, or drop it when it has no time
-        left and nothing to record. False (nothing written) when it is gone: cancelled
-        meanwhile, which a delivery in progress must not undo."""
-        if self.get(reminder.id) is None:
+        if self._get(reminder.id) is None:
             return False
         kept = [r for r in self._file.reminders if r.id != reminder.id]
-        if reminder.next_at is not None or reminder.firing or reminder.unrecorded:
+        if kept_after_update(reminder):
             kept.append(reminder)
         self._file.reminders = kept
         await self.save()
         return True
 
     async def remove(self, reminder_id: str) -> Reminder | None:
-        found = self.get(reminder_id)
+        found = self._get(reminder_id)
         if found is None:
             return None
         self._file.reminders = [r for r in self._file.reminders if r.id != reminder_id]
@@ -118,6 +180,9 @@ class ReminderBook:
         self._file.timezones.pop(user_id, None)
         await self.save()
         return count
+
+    def _get(self, reminder_id: str) -> Reminder | None:
+        return next((r for r in self._file.reminders if r.id == reminder_id), None)
 
     def _load(self) -> _BookFile:
         try:

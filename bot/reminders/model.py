@@ -14,6 +14,14 @@ class ReminderRefused(Exception):
     """A reminder that cannot be set or cancelled; the message says why, for people."""
 
 
+class TooManyReminders(Exception):
+    """The setter already has their limit of reminders still to come."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(f"{count} reminders")
+        self.count = count
+
+
 class Reminder(BaseModel):
     """One reminder of one chat. Times are UTC; `zone` and `anchor` keep the wall clock a
     repeating one follows ("every Monday at 8" stays at 8 across daylight saving)."""

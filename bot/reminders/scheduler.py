@@ -1,9 +1,16 @@
 """Delivers reminders when they are due: a plain message, no LLM call, through the chat's lane.
 
-One task sleeps until the soonest due time (at most `MAX_SLEEP_SECONDS`, so a wall clock that
-jumps is noticed) and is woken at once when a reminder is added or cancelled, or a channel
-joins; it never polls. Each delivery runs as a task of its own, so a chat whose turn is long
-holds up only its own reminder.
+One task sleeps until the soonest due time (at most the lease's `check_seconds`: 60 s with
+files, so a wall clock that jumps is noticed) and is woken at once when a reminder is added
+or cancelled in this process, or a channel joins. Each delivery runs as a task of its own, so
+a chat whose turn is long holds up only its own reminder.
+
+**One deliverer.** Only the process holding the `DeliveryLease` delivers. With files that is
+the one process the data dir's lock lets in (`SoleProcess`). With PostgreSQL it is the
+process holding an advisory lock (`bot/storage/postgres/reminders.py`): the others ask for it
+every few seconds and the first to get it after the holder dies takes over, starting with
+what the dead one left marked below, exactly as a restart does. The same few seconds are how
+the deliverer notices a reminder another process added.
 
 Delivery, and what a `kill -9` at each step does (the inbox's "answered" receipt, applied to
 reminders):
@@ -31,6 +38,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import partial
+from typing import Protocol
 
 from bot.chat_locks import ChatLanes
 from bot.conversation import ChatMessage
@@ -40,7 +48,7 @@ from bot.i18n.catalogue import reminders as say
 from bot.ports.channel import ChannelPort
 from bot.ports.language import LanguagePreference
 from bot.ports.sessions import SessionStore
-from bot.reminders.book import ReminderBook
+from bot.reminders.book import ReminderStore
 from bot.reminders.model import Reminder
 from bot.reminders.times import next_occurrence, shown, zone_named
 from bot.retry import Backoff
@@ -55,6 +63,34 @@ DELIVERY_ATTEMPTS = 10
 """Failed deliveries of one occurrence (Telegram down, the bot blocked) before it is given up
 (a repeating reminder then moves to its next time); about three hours in all."""
 RECORDED_LOOKBACK = 200
+LOOK_AHEAD = 100
+"""Reminders read per look, soonest first: also the most deliveries under way at once."""
+
+
+class DeliveryLease(Protocol):
+    """Whether this process is the one that delivers reminders."""
+
+    check_seconds: float
+    """How often the scheduler looks again: at the lease, and at reminders other processes
+    may have added."""
+
+    async def held(self) -> bool:
+        """Held now (taken when free); False while another process holds it, or it is lost."""
+        ...
+
+    async def release(self) -> None: ...
+
+
+class SoleProcess:
+    """The lease with files: the data dir's lock already lets one process in."""
+
+    check_seconds = MAX_SLEEP_SECONDS
+
+    async def held(self) -> bool:
+        return True
+
+    async def release(self) -> None:
+        return None
 
 
 class ReminderScheduler:
@@ -62,15 +98,21 @@ class ReminderScheduler:
 
     def __init__(
         self,
-        book: ReminderBook,
+        book: ReminderStore,
         sessions: SessionStore,
         lanes: ChatLanes,
         clock: Callable[[], datetime] = utc_now,
         languages: LanguagePreference | None = None,
+        lease: DeliveryLease | None = None,
     ) -> None:
         """`languages`: each person's `/language`; a reminder speaks its setter's (it is sent
-        outside any message, so no message sets the language)."""
+        outside any message, so no message sets the language). `lease`: whether this process
+        delivers (default: the only one)."""
         self._book = book
+        self._lease: DeliveryLease = lease or SoleProcess()
+        self.leading = False
+        """This process delivers (it holds the lease, and has finished what a stop left)."""
+        self._told_following = False
         self._languages = languages or LanguageChoices(None)
         self._sessions = sessions
         self._lanes = lanes
@@ -85,7 +127,7 @@ class ReminderScheduler:
         """Set while the scheduler sleeps, with nothing left to start."""
 
     @property
-    def book(self) -> ReminderBook:
+    def book(self) -> ReminderStore:
         """The reminders it delivers."""
         return self._book
 
@@ -100,18 +142,38 @@ class ReminderScheduler:
         self._wake.set()
 
     async def start(self) -> None:
-        """Record deliveries a kill left out of their sessions, then start the loop."""
-        for reminder in self._book.all():
+        """When this process delivers: record deliveries a kill left out of their sessions.
+        Then start the loop."""
+        await self._lead()
+        self._task = asyncio.create_task(self._run(), name="reminders")
+
+    async def _lead(self) -> bool:
+        """Whether this process delivers now. On taking the lease (at start, or from a process
+        that died), first finish what a stop left: the deliveries it sent but did not record;
+        those it marked `firing` are due, so they are sent again."""
+        if not await self._lease.held():
+            if self.leading or not self._told_following:
+                log.info(
+                    "[Reminders] another process delivers the reminders; "
+                    "this one takes over if it stops"
+                )
+            self.leading, self._told_following = False, True
+            return False
+        if self.leading:
+            return True
+        interrupted = await self._book.interrupted()
+        for reminder in interrupted:
             if reminder.unrecorded is not None:
                 async with self._lanes.turn(reminder.session_key):
                     text = reminder.unrecorded_text
                     await self._record_once(reminder, reminder.unrecorded, text)
                 cleared = reminder.model_copy(update={"unrecorded": None, "unrecorded_text": ""})
                 await self._keep(cleared)
-        resent = sum(1 for r in self._book.all() if r.firing is not None)
+        resent = sum(1 for r in interrupted if r.firing is not None)
         if resent:
             log.warning("[Reminders] %d delivery(ies) were cut short by a stop; sent again", resent)
-        self._task = asyncio.create_task(self._run(), name="reminders")
+        self.leading = True
+        return True
 
     async def stop(self, grace_seconds: float = 5.0) -> None:
         """Stop the loop; deliveries under way get `grace_seconds` to finish, then are cancelled
@@ -127,23 +189,31 @@ class ReminderScheduler:
             for task in late:
                 task.cancel()
             await asyncio.gather(*under_way, return_exceptions=True)
-
-    def next_due(self) -> datetime | None:
-        times = [r.due_at for r in self._waiting() if r.due_at is not None]
-        return min(times, default=None)
+        await self._lease.release()
+        self.leading = False
 
     async def fire_due(self) -> None:
         """Deliver everything due now, and wait until that is done (tests call this)."""
-        started = self._start_due()
-        await asyncio.gather(*started, return_exceptions=True)
+        if await self._lead():
+            started, _ = await self._start_due()
+            await asyncio.gather(*started, return_exceptions=True)
 
     async def _run(self) -> None:
+        unreachable = False
         while True:
             self._wake.clear()
-            self._start_due()
-            due = self.next_due()
+            due = None
+            try:
+                if await self._lead():
+                    _, due = await self._start_due()
+                unreachable = False
+            except Exception as exc:  # the store is away (OSError), or a bug: look again later
+                if not unreachable:
+                    trace = not isinstance(exc, OSError)
+                    log.error("[Reminders] cannot read the reminders: %s", exc, exc_info=trace)
+                unreachable = True
             self.sleeping_until = due
-            seconds = MAX_SLEEP_SECONDS
+            seconds = self._lease.check_seconds
             if due is not None:
                 seconds = min(max((due - self._clock()).total_seconds(), 0.0), seconds)
             self.asleep.set()
@@ -152,24 +222,22 @@ class ReminderScheduler:
                     await self._wake.wait()
             self.asleep.clear()
 
-    def _waiting(self) -> list[Reminder]:
-        """Reminders with a time, a channel to go through, and no delivery under way."""
-        return [
-            r
-            for r in self._book.all()
-            if r.due_at is not None and r.channel in self._channels and r.id not in self._firing
-        ]
-
-    def _start_due(self) -> list[asyncio.Task[None]]:
+    async def _start_due(self) -> tuple[list[asyncio.Task[None]], datetime | None]:
+        """Start the deliveries due now (with a channel to go through, none under way);
+        returns them and the next due time after them."""
         now = self._clock()
-        started = []
-        for reminder in self._waiting():
-            if reminder.due_at is not None and reminder.due_at <= now:
-                task = asyncio.create_task(self._fire(reminder.id), name=f"reminder {reminder.id}")
-                self._firing[reminder.id] = task
-                task.add_done_callback(partial(self._done, reminder.id))
-                started.append(task)
-        return started
+        started, following = [], None
+        for reminder in await self._book.soonest(LOOK_AHEAD):
+            if reminder.channel not in self._channels or reminder.id in self._firing:
+                continue
+            if reminder.due_at is None or reminder.due_at > now:
+                following = following or reminder.due_at
+                continue
+            task = asyncio.create_task(self._fire(reminder.id), name=f"reminder {reminder.id}")
+            self._firing[reminder.id] = task
+            task.add_done_callback(partial(self._done, reminder.id))
+            started.append(task)
+        return started, following
 
     def _done(self, reminder_id: str, _: asyncio.Task[None]) -> None:
         self._firing.pop(reminder_id, None)
@@ -177,7 +245,7 @@ class ReminderScheduler:
 
     async def _fire(self, reminder_id: str) -> None:
         try:
-            reminder = self._book.get(reminder_id)
+            reminder = await self._book.get(reminder_id)
             if reminder is None:
                 return
             async with self._lanes.turn(reminder.session_key):
@@ -186,7 +254,7 @@ class ReminderScheduler:
             log.error("[Reminders] #%s failed: %s", reminder_id, exc, exc_info=True)
 
     async def _deliver(self, reminder_id: str) -> None:
-        reminder = self._book.get(reminder_id)  # again: it may have gone while waiting
+        reminder = await self._book.get(reminder_id)  # again: it may have gone while waiting
         if reminder is None or reminder.due_at is None:
             return
         occurrence = reminder.firing or reminder.next_at

@@ -20,8 +20,8 @@ from bot.conversation import ChatAddress
 from bot.i18n import Language, current_language
 from bot.i18n.catalogue import reminders as say
 from bot.reminders import rule_check, texts
-from bot.reminders.book import ReminderBook
-from bot.reminders.model import Reminder, ReminderRefused
+from bot.reminders.book import ReminderStore
+from bot.reminders.model import Reminder, ReminderRefused, TooManyReminders
 from bot.reminders.times import (
     TimeRefused,
     clean_rule,
@@ -63,7 +63,7 @@ class ReminderDesk:
 
     def __init__(
         self,
-        book: ReminderBook,
+        book: ReminderStore,
         config: Callable[[], RemindersConfig],
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         on_change: Callable[[], None] = lambda: None,
@@ -77,9 +77,9 @@ class ReminderDesk:
             Path(rule_check.__file__), RULE_CHECK_SECONDS, standard_library_only=False
         )
 
-    def zone_of(self, user_id: str) -> ZoneInfo:
+    async def zone_of(self, user_id: str) -> ZoneInfo:
         """The user's own time zone, else the operator's default."""
-        name = self._book.timezone_of(user_id) or self._config().default_timezone
+        name = await self._book.timezone_of(user_id) or self._config().default_timezone
         try:
             return zone_named(name)
         except TimeRefused:  # a zone tzdata no longer knows: the default, which was checked
@@ -90,11 +90,11 @@ class ReminderDesk:
         await self._saving(self._book.set_timezone(user_id, zone.key))
         return zone
 
-    def now_for(self, user_id: str) -> str:
-        return shown(self._clock(), self.zone_of(user_id))
+    async def now_for(self, user_id: str) -> str:
+        return shown(self._clock(), await self.zone_of(user_id))
 
-    def in_chat(self, address: ChatAddress) -> list[Reminder]:
-        return self._book.in_chat(address.session_key)
+    async def in_chat(self, address: ChatAddress) -> list[Reminder]:
+        return await self._book.in_chat(address.session_key)
 
     async def add(
         self,
@@ -106,10 +106,10 @@ class ReminderDesk:
     ) -> Reminder:
         config = self._config()
         text = _checked_text(text, config)
-        zone, now = self.zone_of(who.user_id), self._clock()
+        zone, now = await self.zone_of(who.user_id), self._clock()
         start = _start_time(at, in_minutes, zone, now, bool(repeat.strip()))
         reminder = Reminder(
-            id=self._book.new_id(),
+            id=await self._book.new_id(),
             channel=who.address.channel,
             chat_id=who.address.chat_id,
             thread_id=who.address.thread_id,
@@ -132,19 +132,18 @@ class ReminderDesk:
             raise ReminderRefused(
                 texts.IN_THE_PAST.format(when=shown(start, zone), now=shown(now, zone))
             )
-        # Counted here, after the rule check's wait and with no wait before the book takes it,
-        # so two requests at once cannot both slip under the limit.
-        count = self._book.count_of(who.user_id)
-        if count >= config.max_per_user:
-            raise ReminderRefused(texts.TOO_MANY.format(count=count, limit=config.max_per_user))
-        await self._saving(self._book.add(reminder))
+        try:  # the book counts and adds in one step: two requests at once stay in the limit
+            await self._saving(self._book.add(reminder, config.max_per_user))
+        except TooManyReminders as exc:
+            limit = config.max_per_user
+            raise ReminderRefused(texts.TOO_MANY.format(count=exc.count, limit=limit)) from None
         log.info("[Reminders] #%s set in %s", reminder.id, reminder.session_key)
         self.on_change()
         return reminder
 
     async def cancel(self, who: Requester, reminder_id: str) -> Reminder:
         reminder_id = reminder_id.strip().lstrip("#").lower()
-        found = self._book.get(reminder_id)
+        found = await self._book.get(reminder_id)
         if found is None or found.session_key != who.address.session_key or not found.next_at:
             raise ReminderRefused(say.reminder_not_found(reminder_id or "?"))
         if found.user_id != who.user_id and not who.operator:
@@ -154,12 +153,12 @@ class ReminderDesk:
         self.on_change()
         return found
 
-    def listing(self, who: Requester) -> str:
+    async def listing(self, who: Requester) -> str:
         """The chat's reminders, with the asker's time zone and current time (which the model
         needs to turn "tomorrow at 9" into a date)."""
-        zone = self.zone_of(who.user_id)
+        zone = await self.zone_of(who.user_id)
         header = say.reminders_header(zone.key, shown(self._clock(), zone))
-        lines = [self.describe(r) for r in self.in_chat(who.address)]
+        lines = [self.describe(r) for r in await self.in_chat(who.address)]
         return "\n".join([header, *(lines or [say.reminders_none()]), say.reminders_footer()])
 
     def describe(self, reminder: Reminder) -> str:

@@ -12,15 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.config.model import LlmConfig
-from bot.storage.choices import KeyedChoices
+from bot.storage.choices import ChoiceStore, KeyedChoices
 
 
 class ChatModels:
     """Per-chat model choice; implements the `ChatModelChoice` port."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | None, store: ChoiceStore[str] | None = None) -> None:
+        """`store`: where the choices live instead of `path` (PostgreSQL)."""
         self.path = path
-        self._choices = KeyedChoices(path, "models", str, "[Models] /model")
+        self._choices = store or KeyedChoices(path, "models", str, "[Models] /model")
 
     def chosen(self, chat_key: str) -> str | None:
         return self._choices.get(chat_key)

@@ -5,7 +5,8 @@ rewritten atomically (0600) on each change, so a lookup is a dict read, cheap on
 message. A change the disk refuses changes nothing: the caller says so to the user, rather
 than keep a choice that would not survive a restart. A damaged file is logged once and the
 choices start afresh (whoever needs to fail closed instead, as `/remember off` does, keeps
-its own file).
+its own file). With `DATABASE_URL` they live in PostgreSQL instead
+(`bot/storage/postgres/choices.py`), behind the same `ChoiceStore`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -22,6 +23,17 @@ from bot.storage.atomic import write_atomic
 log = logging.getLogger(__name__)
 
 V = TypeVar("V")
+
+
+class ChoiceStore(Protocol[V]):
+    """Choices by key: a lookup that never waits (it runs on every message), and a change
+    that is stored before it counts."""
+
+    def get(self, key: str) -> V | None: ...
+
+    async def choose(self, key: str, value: V | None) -> bool:
+        """Record `value` for `key` (None: forget it); False when the store refused it."""
+        ...
 
 
 class KeyedChoices(Generic[V]):

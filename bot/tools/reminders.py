@@ -94,6 +94,6 @@ class RemindersTool:
             return say.reminder_cancelled(reminder.id, reminder.text)
         if args.action == "set_timezone":
             zone = await self._desk.set_zone(who.user_id, args.timezone)
-            now = self._desk.now_for(who.user_id)
+            now = await self._desk.now_for(who.user_id)
             return say.timezone_set(zone.key, now)
-        return self._desk.listing(who)
+        return await self._desk.listing(who)

@@ -10,8 +10,12 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.telegram.inbox import UpdateInbox, chat_of, sender_of
+from bot.reminders import ReminderBook
+from bot.storage.choices import ChoiceStore, KeyedChoices
+from bot.storage.postgres.choices import PostgresChoiceTables
 from bot.storage.postgres.database import Database
 from bot.storage.postgres.inbox import PostgresUpdateInbox
+from bot.storage.postgres.reminders import PostgresReminderBook
 from bot.storage.postgres.sessions import PostgresSessionStore
 from bot.storage.postgres.usage import PostgresUsageLedger
 from bot.storage.sessions import JsonSessionStore
@@ -120,4 +124,49 @@ async def new_inbox(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIter
     yield make
     for inbox in made:
         await inbox.close()
+    await connections.close()
+
+
+ReminderBooks = Callable[[], Awaitable[ReminderBook | PostgresReminderBook]]
+
+
+@pytest.fixture(params=STORES)
+async def new_reminder_book(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[ReminderBooks]:
+    """Makes a reminder book over the same place each call, as a restart (or, with
+    PostgreSQL, another process) would see it."""
+    connections = Connections(request)
+
+    async def make() -> ReminderBook | PostgresReminderBook:
+        if request.param == "files":
+            return ReminderBook(tmp_path / "reminders" / "reminders.json")
+        return PostgresReminderBook(await connections.open())
+
+    yield make
+    await connections.close()
+
+
+Choices = Callable[[str, type], Awaitable[ChoiceStore]]
+
+
+@pytest.fixture(params=STORES)
+async def new_choices(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Choices]:
+    """Makes the choices of one kind (`/model`'s, `/language`'s...) over the same place each
+    call, read as a restart reads them."""
+    connections = Connections(request)
+    tables: list[PostgresChoiceTables] = []
+
+    async def make(kind: str, value_type: type) -> ChoiceStore:
+        if request.param == "files":
+            return KeyedChoices(tmp_path / f"{kind}.json", kind, value_type, f"[{kind}]")
+        table = PostgresChoiceTables(await connections.open())
+        tables.append(table)
+        choices = table.kind(kind, value_type, f"[{kind}]")
+        await table.load()
+        return choices
+
+    yield make
+    for table in tables:
+        await table.aclose()
     await connections.close()

@@ -104,11 +104,11 @@ async def test_a_weekly_reminder_in_a_forum_topic_arrives_in_that_topic_only(
     telegram.send_text(ALICE, "/reminders", chat=FORUM, thread_id=topic)
     listing = (await replies(telegram, FORUM.id, 3, thread_id=topic))[2].text
     assert "Mon 09 Mar 2026 08:00, repeating (FREQ=WEEKLY;BYDAY=MO;BYHOUR=8;BYMINUTE=0)" in listing
-    (reminder,) = app.reminders.book.all()
+    (reminder,) = await app.reminders.book.all()
     telegram.send_text(ALICE, f"/reminders cancel {reminder.id}", chat=FORUM, thread_id=topic)
     cancelled = (await replies(telegram, FORUM.id, 4, thread_id=topic))[3].text
     assert cancelled == f"Cancelled reminder #{reminder.id}: What is your plan for this week?"
-    assert app.reminders.book.all() == []
+    assert (await app.reminders.book.all()) == []
 
 
 async def test_a_stranger_cannot_set_a_reminder(reminding_bot, telegram, fake_llm):
@@ -120,4 +120,4 @@ async def test_a_stranger_cannot_set_a_reminder(reminding_bot, telegram, fake_ll
     assert "not on its list" in refusal.text
     telegram.send_text(ALICE, "/reminders")
     await replies(telegram, ALICE.id)
-    assert fake_llm.requests == [] and app.reminders.book.all() == []
+    assert fake_llm.requests == [] and (await app.reminders.book.all()) == []

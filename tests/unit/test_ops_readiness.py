@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import aiohttp
+import psycopg
 
 from bot.config import RuntimeConfig
-from bot.ops.checks import RagReadiness, StoreReadiness
+from bot.ops.checks import DatabaseReadiness, RagReadiness, StoreReadiness
 from bot.ops.metrics import PrometheusMetrics
 from bot.ops.probe import main as probe_main
 from bot.ops.readiness import Readiness
@@ -15,6 +17,7 @@ from bot.ops.server import MAX_LINE_BYTES, OpsServer
 from bot.ports.health import Health, HealthState
 from bot.ports.rag import RagHealth
 from bot.storage.disk import DiskHealth
+from bot.storage.postgres.database import DatabaseDown
 from tests.fakes.clock import FakeClock
 from tests.fakes.full_disk import FullDisk
 
@@ -119,6 +122,44 @@ async def test_the_store_is_down_while_the_disk_refuses_writes(tmp_path, monkeyp
     assert "sessions (No space left on device)" in full.detail
     disk.wrote("sessions")
     assert (await store()).state is HealthState.OK
+
+
+class FakeDatabase:
+    """`Database.connection` as readiness uses it: a connection that answers, or the failure
+    the real one raises (`DatabaseDown` from the driver's error), or one that hangs."""
+
+    def __init__(self) -> None:
+        self.failure: Exception | None = None
+        self.hangs = False
+        self.queries: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def connection(self, what: str, retry: bool = False):
+        assert retry, "readiness looks even while turns rest"
+        if self.hangs:
+            await asyncio.Event().wait()
+        if self.failure is not None:
+            raise DatabaseDown(what) from self.failure
+        yield self
+
+    async def execute(self, query: str) -> None:
+        self.queries.append(query)
+
+
+async def test_the_database_is_down_while_unreachable_and_says_why_without_its_address():
+    database = FakeDatabase()
+    check = DatabaseReadiness(database, look_seconds=0.05)  # type: ignore[arg-type]
+    assert await check() == Health(HealthState.OK, "reachable")
+    assert database.queries == ["SELECT 1"]
+    database.failure = psycopg.OperationalError(
+        'connection failed: connection to server at "10.0.0.5", port 5432 failed: '
+        "Connection refused\n\tIs the server running on that host?"
+    )
+    down = await check()
+    assert down == Health(HealthState.DOWN, "the database cannot be reached (Connection refused)")
+    database.failure, database.hangs = None, True
+    hanging = await check()
+    assert hanging == Health(HealthState.DOWN, "the database gave no answer in 0.05s")
 
 
 async def test_the_listener_answers_probes_and_refuses_bodies_methods_and_long_lines():

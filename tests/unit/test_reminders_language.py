@@ -40,7 +40,7 @@ async def test_a_russian_speakers_reminder_arrives_in_russian_and_reminders_answ
 
     try:
         await app.handle(said("напомни через полчаса позвонить Ольге"), channel)
-        (reminder,) = app.reminders.book.all()
+        (reminder,) = await app.reminders.book.all()
         assert reminder.language is Language.RU
         tool_result = [m for m in llm.requests[-1].messages if m.role == "tool"][-1]
         assert (tool_result.content or "").startswith(f"Reminder #{reminder.id} set for ")

@@ -26,7 +26,7 @@ from bot.i18n.catalogue import commands as texts
 from bot.i18n.catalogue import telegram as say
 from bot.ports.channel import DeliveryFailed
 from bot.ports.speech import SpeechError, SpeechPort
-from bot.storage.choices import KeyedChoices
+from bot.storage.choices import ChoiceStore, KeyedChoices
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +36,11 @@ _SPOKEN_LIMIT = 1_000_000  # render_markdown splits at this; the text is not sen
 class VoiceSwitch:
     """Per-chat choice: True (always speak), False (never), absent (speak to voice notes)."""
 
-    def __init__(self, path: Path | None) -> None:
-        """`path` None: choices last until the bot stops (tests)."""
+    def __init__(self, path: Path | None, store: ChoiceStore[bool] | None = None) -> None:
+        """`path` None: choices last until the bot stops (tests); `store`: where they live
+        instead (PostgreSQL)."""
         self.path = path
-        self._choices = KeyedChoices(path, "chats", bool, "[Telegram] /voice")
+        self._choices = store or KeyedChoices(path, "chats", bool, "[Telegram] /voice")
 
     def choice(self, address: ChatAddress) -> bool | None:
         return self._choices.get(address.session_key)

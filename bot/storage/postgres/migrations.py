@@ -75,6 +75,41 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX telegram_inbox_sender ON telegram_inbox (sender) WHERE body IS NOT NULL;
         """,
     ),
+    Migration(
+        30,
+        "reminders",
+        """
+        CREATE TABLE reminders (
+            id text PRIMARY KEY,
+            user_id text NOT NULL,
+            session_key text NOT NULL,
+            next_at timestamptz,
+            due_at timestamptz,
+            interrupted boolean NOT NULL,
+            reminder jsonb NOT NULL
+        );
+        CREATE INDEX reminders_due ON reminders (due_at) WHERE due_at IS NOT NULL;
+        CREATE INDEX reminders_interrupted ON reminders (id) WHERE interrupted;
+        CREATE INDEX reminders_user ON reminders (user_id);
+        CREATE INDEX reminders_chat ON reminders (session_key);
+        CREATE TABLE reminder_timezones (
+            user_id text PRIMARY KEY,
+            zone text NOT NULL
+        );
+        """,
+    ),
+    Migration(
+        31,
+        "choices",
+        """
+        CREATE TABLE choices (
+            kind text NOT NULL,
+            key text NOT NULL,
+            value jsonb NOT NULL,
+            PRIMARY KEY (kind, key)
+        );
+        """,
+    ),
 )
 
 MIGRATION_LOCK = 0x6D656D6F7279  # "memory": one advisory lock id for schema changes
