@@ -48,6 +48,13 @@ SEMANTIC_FLOOR = 0.3
 """A neighbour in meaning competes only with more than this share of the best cosine (and
 more than none): with few items, everything is somebody's nearest neighbour."""
 
+LEXICAL_FLOOR = 0.2
+"""With vectors, a word match joins the fusion only when it covers at least this share of the
+question's word weight (BM25 against its ceiling; the same fifth `minScore` asks of an
+episode). Rank fusion counts ranks, not scores, so a lone common word ("use", "month",
+"home") shared with an unrelated item would otherwise rank it like the nearest item in
+meaning. Tuned on the dev split: first place for paraphrases 0.32 -> 0.45, recall@6 the same."""
+
 RRF_K = 3
 """Rank fusion's damping: small, so the first few ranks count far more than the tail."""
 
@@ -84,11 +91,13 @@ def fuse(lexical: dict[str, float], semantic: dict[str, float]) -> dict[str, flo
 
     Reciprocal rank fusion: each ranking gives an item `1 / (RRF_K + its rank)`, and the sum is
     scaled so that first in both rankings is 1.0 (first in one of them alone, 0.5). Ranks, not
-    raw scores, because BM25 and cosines of different models share no scale. Without vectors
-    the BM25 relevance is kept as it is, so words-only recall behaves as it always did.
+    raw scores, because BM25 and cosines of different models share no scale; word matches
+    weaker than `LEXICAL_FLOOR` are left to the meaning ranking. Without vectors the BM25
+    relevance is kept as it is, so words-only recall behaves as it always did.
     """
     if not semantic:
         return lexical
+    lexical = {item_id: value for item_id, value in lexical.items() if value >= LEXICAL_FLOOR}
     fused: dict[str, float] = {}
     for ranking in (lexical, semantic):
         ordered = sorted(ranking, key=ranking.__getitem__, reverse=True)
