@@ -107,23 +107,32 @@ def fuse(lexical: dict[str, float], semantic: dict[str, float]) -> dict[str, flo
     return {item_id: value / ceiling for item_id, value in fused.items()}
 
 
+def word_matches(items: UserItems, query: str) -> dict[str, float]:
+    """The items sharing words with `query` and their BM25 relevance: the best
+    `LEXICAL_POOL` of them."""
+    lexical = items.lexical(tokens(query))
+    if len(lexical) > LEXICAL_POOL:
+        lexical = dict(heapq.nlargest(LEXICAL_POOL, lexical.items(), key=itemgetter(1)))
+    return lexical
+
+
 def rank(
     items: UserItems,
     query: str,
     now: datetime,
     config: MemoryConfig,
     query_vector: Vectors | None = None,
+    words: dict[str, float] | None = None,
 ) -> list[ScoredItem]:
     """The best items for `query`: at most top-k per layer, best first, then the profile.
 
     Candidates are the items sharing words with the query and, given `query_vector`, the
     items nearest to it in meaning. Identity and constraint items that neither found come
     after them, outside the top-k: they matter to most questions, but the top of `# Memory`
-    is what this question is about.
+    is what this question is about. `words`: `word_matches(items, query)` when the caller
+    found them already (while the question was being embedded).
     """
-    lexical = items.lexical(tokens(query))
-    if len(lexical) > LEXICAL_POOL:
-        lexical = dict(heapq.nlargest(LEXICAL_POOL, lexical.items(), key=itemgetter(1)))
+    lexical = word_matches(items, query) if words is None else words
     semantic: dict[str, float] = {}
     if query_vector is not None and items.vectors is not None:
         nearest = items.vectors.nearest(query_vector, SEMANTIC_POOL)
