@@ -25,6 +25,7 @@ from bot.config.model import MemoryConfig
 from bot.memory.items import ItemType, Layer, MemoryItem, static_prior
 from bot.memory.text import tokens
 from bot.memory.user_items import UserItems
+from bot.memory.vectors import VectorSearch
 from bot.ports.embeddings import Vectors
 
 W_RELEVANCE = 0.45
@@ -116,6 +117,13 @@ def word_matches(items: UserItems, query: str) -> dict[str, float]:
     return lexical
 
 
+def nearest_in_meaning(search: VectorSearch, query_vector: Vectors) -> dict[str, float]:
+    """The `SEMANTIC_POOL` items nearest to the question and their cosine, above the floor."""
+    nearest = search(query_vector, SEMANTIC_POOL)
+    floor = max(0.0, SEMANTIC_FLOOR * max(nearest.values(), default=0.0))
+    return {item_id: cos for item_id, cos in nearest.items() if cos > floor}
+
+
 def rank(
     items: UserItems,
     query: str,
@@ -123,21 +131,21 @@ def rank(
     config: MemoryConfig,
     query_vector: Vectors | None = None,
     words: dict[str, float] | None = None,
+    meaning: dict[str, float] | None = None,
 ) -> list[ScoredItem]:
     """The best items for `query`: at most top-k per layer, best first, then the profile.
 
     Candidates are the items sharing words with the query and, given `query_vector`, the
     items nearest to it in meaning. Identity and constraint items that neither found come
     after them, outside the top-k: they matter to most questions, but the top of `# Memory`
-    is what this question is about. `words`: `word_matches(items, query)` when the caller
-    found them already (while the question was being embedded).
+    is what this question is about. `words` and `meaning`: `word_matches(items, query)` and
+    `nearest_in_meaning(…, query_vector)` when the caller found them already (the words while
+    the question was being embedded, the neighbours of a large user in a worker thread).
     """
     lexical = word_matches(items, query) if words is None else words
-    semantic: dict[str, float] = {}
-    if query_vector is not None and items.vectors is not None:
-        nearest = items.vectors.nearest(query_vector, SEMANTIC_POOL)
-        floor = max(0.0, SEMANTIC_FLOOR * max(nearest.values(), default=0.0))
-        semantic = {item_id: cos for item_id, cos in nearest.items() if cos > floor}
+    semantic = meaning or {}
+    if meaning is None and query_vector is not None and items.vectors is not None:
+        semantic = nearest_in_meaning(items.vectors.search_as_now(), query_vector)
 
     per_layer: dict[Layer, list[ScoredItem]] = {layer: [] for layer in Layer}
     for item_id, relevance in fuse(lexical, semantic).items():

@@ -5,6 +5,7 @@ import asyncio
 import logging
 import os
 import stat
+import threading
 from datetime import UTC, datetime
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 
 from bot.config.model import EmbeddingsConfig, MemoryConfig
 from bot.memory.items import ItemType, new_item
-from bot.memory.scoring import word_matches
+from bot.memory.scoring import nearest_in_meaning, word_matches
 from bot.memory.semantic import AskedBefore
 from bot.memory.service import ShortTermMemory
 from bot.memory.vectors import VectorFile, VectorIndex
@@ -324,3 +325,41 @@ async def test_the_question_is_handed_to_the_embedder_before_words_are_matched(
         "embed which town is my sibling based in?",
         "words which town is my sibling based in?",
     ]
+
+
+def test_a_search_taken_now_is_not_changed_by_later_writes_to_the_index():
+    index = VectorIndex("m")
+    index.put_many(["x", "y"], np.array([[1, 0], [0.6, 0.8]], dtype=np.float32))
+    search = index.search_as_now()
+    index.remove("x")
+    for n in range(100):  # grows the matrix, then compacts it
+        index.put(f"new{n}", np.array([1, 0], dtype=np.float32))
+    for n in range(100):
+        index.remove(f"new{n}")
+    assert list(search(np.array([1, 0], dtype=np.float32), 5)) == ["x", "y"]
+    assert list(index.nearest(np.array([1, 0], dtype=np.float32), 5)) == ["y"]
+
+
+@pytest.mark.parametrize("threshold, in_thread", [(1, True), (10_000, False)])
+async def test_a_large_users_vectors_are_searched_off_the_event_loop(
+    semantic_memory, monkeypatch, threshold, in_thread
+):
+    from bot.memory import service
+
+    searched_in: list[threading.Thread] = []
+
+    def recording(search, vector):
+        searched_in.append(threading.current_thread())
+        return nearest_in_meaning(search, vector)
+
+    monkeypatch.setattr(service, "nearest_in_meaning", recording)
+    monkeypatch.setattr(service, "SEARCH_IN_THREAD_FROM", threshold)
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    searched_in.clear()
+    assert "Porto" in await semantic_memory.recall("u", "which town is my sibling based in?")
+    found = await semantic_memory.search("u", "my sibling")
+    assert "Porto" in found[0].item.content
+    assert len(searched_in) == 2
+    assert all((thread is not threading.main_thread()) == in_thread for thread in searched_in)
