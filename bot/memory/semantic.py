@@ -42,6 +42,11 @@ ASKED_BEFORE = 256
 each costs the bundled model ~15-20 ms of a core."""
 
 
+ASKED_BEFORE_LONGEST = 1000
+"""Characters of the longest question kept: repeated questions are short, and 256 pasted
+pages as keys would hold megabytes."""
+
+
 class AskedBefore:
     """The vectors of the latest distinct questions, by model and text; the least recently
     asked goes first. A text has one vector whoever asks, so the cache holds nothing that is
@@ -58,6 +63,8 @@ class AskedBefore:
         return vector
 
     def put(self, model_id: str, text: str, vector: Vectors) -> None:
+        if len(text) > ASKED_BEFORE_LONGEST:
+            return
         vector.flags.writeable = False  # shared by every later recall of the same words
         self._vectors[(model_id, text)] = vector
         self._vectors.move_to_end((model_id, text))

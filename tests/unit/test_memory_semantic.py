@@ -291,6 +291,9 @@ def test_questions_asked_before_keep_the_latest_few_by_model():
     assert asked.get("m", "two") is None
     assert asked.get("m", "one") is one and asked.get("m", "three") is three
     assert asked.get("other model", "one") is None
+    asked.put("m", "long" * 1000, three)
+    assert asked.get("m", "long" * 1000) is None  # a pasted page is not kept
+    assert asked.get("m", "three") is three
     with pytest.raises(ValueError):
         one[0] = 5  # shared by later recalls: nobody may change it
 
