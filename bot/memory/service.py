@@ -49,7 +49,7 @@ answers from what is in already: their facts and how-tos, or nothing."""
 
 SEARCH_IN_THREAD_FROM = 20_000
 """Vectors from which a recall searches them in a worker thread: 100k take 15-40 ms, a pause
-every other chat would feel; 10k take 1-3 ms, less than the hop to a thread on a busy machine."""
+every other chat would feel; 10k take 1-4 ms, too little to be worth a hop to a thread."""
 
 
 @dataclass(frozen=True)
