@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,6 +34,42 @@ EMBEDDINGS_BACKOFF = Backoff(first_seconds=5.0, longest_seconds=600.0)
 SETTLE_SECONDS = 0.05
 """How long a recall waits for this user's items still being embedded (the embedded model
 needs some 20-40 ms per item, in a worker thread; a remote server is not waited for longer)."""
+
+
+ASKED_BEFORE = 256
+"""Questions whose vectors are kept (1.5 kB each with the bundled model): "hi", "thanks",
+"what's on my list?" and a question sent again after an error are asked over and over, and
+each costs the bundled model ~15-20 ms of a core."""
+
+
+ASKED_BEFORE_LONGEST = 1000
+"""Characters of the longest question kept: repeated questions are short, and 256 pasted
+pages as keys would hold megabytes."""
+
+
+class AskedBefore:
+    """The vectors of the latest distinct questions, by model and text; the least recently
+    asked goes first. A text has one vector whoever asks, so the cache holds nothing that is
+    one user's: a vector is used only for the same words, by the asker's own recall."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._vectors: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+
+    def get(self, model_id: str, text: str) -> Vectors | None:
+        vector = self._vectors.get((model_id, text))
+        if vector is not None:
+            self._vectors.move_to_end((model_id, text))
+        return vector
+
+    def put(self, model_id: str, text: str, vector: Vectors) -> None:
+        if len(text) > ASKED_BEFORE_LONGEST:
+            return
+        vector.flags.writeable = False  # shared by every later recall of the same words
+        self._vectors[(model_id, text)] = vector
+        self._vectors.move_to_end((model_id, text))
+        while len(self._vectors) > self._capacity:
+            self._vectors.popitem(last=False)
 
 
 def item_text(item: MemoryItem) -> str:
@@ -67,6 +104,7 @@ class SemanticMemory:
         """(user, model) pairs whose older models' files are gone already this run."""
         self._failures = 0
         self._resting_until = 0.0
+        self._asked = AskedBefore(ASKED_BEFORE)
 
     async def query_vector(self, user_id: str, items: UserItems, query: str) -> Vectors | None:
         """The question's vector, with this user's vectors open; None means "words alone"."""
@@ -76,13 +114,16 @@ class SemanticMemory:
         pending = self._filling.get(user_id)
         if pending is not None and items.without_vectors(1):
             await asyncio.wait({pending}, timeout=SETTLE_SECONDS)
-        try:
-            async with asyncio.timeout(self._config().timeout_seconds):
-                vector: Vectors = (await self._embedder.embed([query]))[0]
-        except (EmbeddingError, TimeoutError) as exc:
-            self._failed(exc)
-            return None
-        self._succeeded()
+        vector = self._asked.get(model_id, query)
+        if vector is None:
+            try:
+                async with asyncio.timeout(self._config().timeout_seconds):
+                    vector = (await self._embedder.embed([query]))[0]
+            except (EmbeddingError, TimeoutError) as exc:
+                self._failed(exc)
+                return None
+            self._succeeded()
+            self._asked.put(model_id, query, vector)
         self._dimensions[model_id] = vector.shape[0]
         await self._open(user_id, items, model_id)
         self.fill_in_background(user_id)

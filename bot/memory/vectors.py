@@ -94,14 +94,20 @@ class VectorIndex:
 
     def nearest(self, query: Vectors, limit: int) -> dict[str, float]:
         """Up to `limit` item ids with their cosine to `query`, best first."""
-        if not self._row or limit <= 0 or query.shape[-1] != self.dimensions:
-            return {}
-        scores = self._matrix[: self._used] @ query.reshape(-1)
-        scores[~self._alive[: self._used]] = -np.inf
-        count = min(limit, len(self._row))
-        best = np.argpartition(-scores, count - 1)[:count]
-        best = best[np.argsort(-scores[best])]
-        return {self._ids[at]: float(scores[at]) for at in best}
+        return self.search_as_now()(query, limit)
+
+    def search_as_now(self) -> VectorSearch:
+        """`nearest` over the vectors as they are now, safe to run in a worker thread while the
+        loop goes on changing the index (100k vectors take 15-40 ms to search, too long a pause
+        for the loop). It shares the matrix: rows are only ever added at the end or replaced
+        in place (a row read while being replaced is that item's old or new vector), and a
+        grown or compacted index gets new arrays and a new id list, leaving these alone."""
+        return VectorSearch(
+            self._matrix[: self._used],
+            self._alive[: self._used].copy(),
+            self._ids,
+            len(self._row),
+        )
 
     def _append_row(self, item_id: str) -> int:
         if self._used == self._matrix.shape[0]:
@@ -125,6 +131,29 @@ class VectorIndex:
         self._ids = list(self._row)
         self._row = {item_id: at for at, item_id in enumerate(self._ids)}
         self._used = len(keep)
+
+
+class VectorSearch:
+    """A search over one moment's vectors of an index (`VectorIndex.search_as_now`)."""
+
+    def __init__(
+        self, matrix: Vectors, alive: npt.NDArray[np.bool_], ids: list[str], live: int
+    ) -> None:
+        self._matrix = matrix
+        self._alive = alive
+        self._ids = ids
+        self._live = live
+
+    def __call__(self, query: Vectors, limit: int) -> dict[str, float]:
+        """Up to `limit` item ids with their cosine to `query`, best first."""
+        if not self._live or limit <= 0 or query.shape[-1] != self._matrix.shape[1]:
+            return {}
+        scores = self._matrix @ query.reshape(-1)
+        scores[~self._alive] = -np.inf
+        count = min(limit, self._live)
+        best = np.argpartition(-scores, count - 1)[:count]
+        best = best[np.argsort(-scores[best])]
+        return {self._ids[at]: float(scores[at]) for at in best}
 
 
 class VectorFile:

@@ -2,11 +2,14 @@
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
+
 from bot.config.model import MemoryConfig
 from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint
 from bot.memory.packing import estimate_tokens, pack, render_line
-from bot.memory.scoring import ScoredItem, rank
+from bot.memory.scoring import LEXICAL_FLOOR, ScoredItem, fuse, rank
 from bot.memory.user_items import UserItems
+from bot.memory.vectors import VectorIndex
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 LAYER_OF = {
@@ -54,6 +57,36 @@ def test_the_matching_fact_ranks_first_and_unrelated_facts_stay_out():
     )
     ranked = rank(items, "what is the address of my server?", NOW, config())
     assert contents(ranked) == ["The user's server is at 10.0.0.5."]
+
+
+def test_a_word_match_too_weak_for_the_fusion_is_left_to_the_meaning_ranking():
+    weak, strong = LEXICAL_FLOOR / 2, LEXICAL_FLOOR * 2
+    fused = fuse({"lone-word": weak, "many-words": strong}, {"near": 0.9, "nearer": 0.95})
+    assert "lone-word" not in fused
+    assert fused["many-words"] == fused["nearer"]  # first in words as first in meaning
+    assert fuse({"lone-word": weak}, {}) == {"lone-word": weak}  # words alone: as before
+
+
+def test_a_lone_common_word_does_not_push_the_nearest_in_meaning_down():
+    """ "which language do we use…" shares only "use" with an editor fact; the answer shares
+    no word at all, and is the question's nearest item in meaning."""
+    editor = item("The user uses Helix now, switched from vscode a few months back.")
+    stack = item("User: frontend is React + TypeScript → Assistant: noted", ItemType.EXCHANGE)
+    others = [
+        item(f"User: unrelated thing {n} → Assistant: noted", ItemType.EXCHANGE) for n in "ab"
+    ]
+    items = items_of(editor, stack, *others)
+    index = VectorIndex("m")
+    index.put_many(
+        [stack.id, editor.id, *(other.id for other in others)],
+        np.array([[1, 0, 0], [0.6, 0.8, 0], [0, 1, 0], [0, 0, 1]], dtype=np.float32),
+    )
+    items.open_vectors(index)
+    question = "which language do we use for the web client?"
+    ranked = rank(items, question, NOW, config(), np.array([1, 0, 0], dtype=np.float32))
+    assert contents(ranked)[0] == stack.content
+    words_only = rank(items, question, NOW, config())
+    assert contents(words_only) == [editor.content]
 
 
 def test_profile_items_join_without_a_shared_word_but_episodes_and_howtos_do_not():

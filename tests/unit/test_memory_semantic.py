@@ -1,9 +1,11 @@
 """Semantic recall: vectors beside the items, fused with words, and what happens when the
 embeddings are down, the model changes, or an item is forgotten."""
 
+import asyncio
 import logging
 import os
 import stat
+import threading
 from datetime import UTC, datetime
 
 import numpy as np
@@ -11,6 +13,8 @@ import pytest
 
 from bot.config.model import EmbeddingsConfig, MemoryConfig
 from bot.memory.items import ItemType, new_item
+from bot.memory.scoring import nearest_in_meaning, word_matches
+from bot.memory.semantic import AskedBefore
 from bot.memory.service import ShortTermMemory
 from bot.memory.vectors import VectorFile, VectorIndex
 from tests.fakes.embeddings import FakeEmbedder, embeddings_down
@@ -242,3 +246,123 @@ def test_a_vector_of_wording_changed_while_embedding_is_not_taken_in():
     assert [item.content for item in items.without_vectors(10)] == [
         "The user's server is at 10.0.0.7."
     ]
+
+
+async def test_a_question_asked_again_is_not_embedded_again(semantic_memory, embedder):
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    question = "which town is my sibling based in?"
+    for _ in range(2):
+        assert "Porto" in (await semantic_memory.recall("u", question)).splitlines()[0]
+    assert embedder.embedded.count(question) == 1
+
+
+async def test_a_question_asked_again_after_a_model_change_is_embedded_by_the_new_model(
+    tmp_path, timer
+):
+    embedders = {"old": FakeEmbedder("fake:old"), "new": FakeEmbedder("fake:new")}
+    current = {"model": "old"}
+
+    class Switching:
+        @property
+        def model_id(self):
+            return embedders[current["model"]].model_id
+
+        async def embed(self, texts):
+            return await embedders[current["model"]].embed(texts)
+
+    semantic_memory = memory_over(tmp_path / "m", Switching(), timer)
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "where is my sibling based?")
+    current["model"] = "new"
+    await semantic_memory.recall("u", "where is my sibling based?")
+    await semantic_memory.drain()
+    assert embedders["new"].embedded.count("where is my sibling based?") == 1
+
+
+def test_questions_asked_before_keep_the_latest_few_by_model():
+    asked = AskedBefore(2)
+    one, two, three = (np.full(3, n, dtype=np.float32) for n in (1, 2, 3))
+    asked.put("m", "one", one)
+    asked.put("m", "two", two)
+    assert asked.get("m", "one") is one  # now the latest asked
+    asked.put("m", "three", three)
+    assert asked.get("m", "two") is None
+    assert asked.get("m", "one") is one and asked.get("m", "three") is three
+    assert asked.get("other model", "one") is None
+    asked.put("m", "long" * 1000, three)
+    assert asked.get("m", "long" * 1000) is None  # a pasted page is not kept
+    assert asked.get("m", "three") is three
+    with pytest.raises(ValueError):
+        one[0] = 5  # shared by later recalls: nobody may change it
+
+
+async def test_the_question_is_handed_to_the_embedder_before_words_are_matched(
+    tmp_path, timer, monkeypatch
+):
+    """Word matching runs on the loop while a thread embeds: the recall pays the longer."""
+    order: list[str] = []
+
+    class Recording(FakeEmbedder):
+        async def embed(self, texts):
+            order.append(f"embed {texts[0]}")
+            await asyncio.sleep(0)  # a thread would be busy with it meanwhile
+            return await super().embed(texts)
+
+    from bot.memory import service
+
+    def matching(items, query):
+        order.append(f"words {query}")
+        return word_matches(items, query)
+
+    monkeypatch.setattr(service, "word_matches", matching)
+    semantic_memory = memory_over(tmp_path / "m", Recording(), timer)
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "warm up")  # opens the user's vectors, embeds what is stored
+    await semantic_memory.drain()
+    order.clear()
+    pack = await semantic_memory.recall("u", "which town is my sibling based in?")
+    assert "Porto" in pack
+    assert order[:2] == [
+        "embed which town is my sibling based in?",
+        "words which town is my sibling based in?",
+    ]
+
+
+def test_a_search_taken_now_is_not_changed_by_later_writes_to_the_index():
+    index = VectorIndex("m")
+    index.put_many(["x", "y"], np.array([[1, 0], [0.6, 0.8]], dtype=np.float32))
+    search = index.search_as_now()
+    index.remove("x")
+    for n in range(100):  # grows the matrix, then compacts it
+        index.put(f"new{n}", np.array([1, 0], dtype=np.float32))
+    for n in range(100):
+        index.remove(f"new{n}")
+    assert list(search(np.array([1, 0], dtype=np.float32), 5)) == ["x", "y"]
+    assert list(index.nearest(np.array([1, 0], dtype=np.float32), 5)) == ["y"]
+
+
+@pytest.mark.parametrize("threshold, in_thread", [(1, True), (10_000, False)])
+async def test_a_large_users_vectors_are_searched_off_the_event_loop(
+    semantic_memory, monkeypatch, threshold, in_thread
+):
+    from bot.memory import service
+
+    searched_in: list[threading.Thread] = []
+
+    def recording(search, vector):
+        searched_in.append(threading.current_thread())
+        return nearest_in_meaning(search, vector)
+
+    monkeypatch.setattr(service, "nearest_in_meaning", recording)
+    monkeypatch.setattr(service, "SEARCH_IN_THREAD_FROM", threshold)
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    searched_in.clear()
+    assert "Porto" in await semantic_memory.recall("u", "which town is my sibling based in?")
+    found = await semantic_memory.search("u", "my sibling")
+    assert "Porto" in found[0].item.content
+    assert len(searched_in) == 2
+    assert all((thread is not threading.main_thread()) == in_thread for thread in searched_in)
