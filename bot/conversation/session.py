@@ -9,9 +9,6 @@ from pydantic import BaseModel, Field
 from bot.conversation.messages import ChatMessage, utc_now
 from bot.conversation.scope import group_scope
 
-# A cheap, dependency-free estimate: English averages about four characters per token.
-CHARS_PER_TOKEN = 4
-MESSAGE_OVERHEAD_TOKENS = 4
 UNLIMITED = 2**62
 
 
@@ -127,29 +124,20 @@ def _group_scope(session_key: str) -> str:
     return group_scope(parts[0], parts[1]) if len(parts) > 1 else ""
 
 
-def estimate_tokens(message: ChatMessage) -> int:
-    chars = len(message.content or "")
-    chars += sum(len(call.name) + len(call.arguments) for call in message.tool_calls)
-    return chars // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS
-
-
 def recent_history(messages: list[ChatMessage], token_budget: int) -> list[ChatMessage]:
     """The newest whole turns that fit in `token_budget`; the last turn is always kept.
 
     Turns are cut only at user messages, so a tool result never loses the call it answers.
+    Read from the newest back, so a turn costs only the messages it sends.
     """
-    turns: list[list[ChatMessage]] = []
-    for message in messages:
-        if message.role == "user" or not turns:
-            turns.append([])
-        turns[-1].append(message)
-
-    kept: list[list[ChatMessage]] = []
-    used = 0
-    for turn in reversed(turns):
-        cost = sum(estimate_tokens(m) for m in turn)
-        if kept and used + cost > token_budget:
+    start = len(messages)  # the kept tail begins here
+    used = turn_cost = 0
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        turn_cost += message.tokens
+        if message.role != "user" and index > 0:
+            continue  # inside a turn: it starts at its user message (or the first message)
+        if start < len(messages) and used + turn_cost > token_budget:
             break
-        kept.append(turn)
-        used += cost
-    return [message for turn in reversed(kept) for message in turn]
+        used, turn_cost, start = used + turn_cost, 0, index
+    return messages[start:]

@@ -1,5 +1,9 @@
+import json
 import logging
 import os
+
+import pytest
+from pydantic import ValidationError
 
 from bot.conversation import ChatMessage, Session, ToolCall, recent_history
 from bot.storage.sessions import JsonSessionStore
@@ -68,6 +72,22 @@ def test_history_never_separates_a_tool_result_from_its_call():
 def test_history_always_keeps_the_current_turn_even_if_too_big():
     messages = [ChatMessage.user("y" * 100_000)]
     assert recent_history(messages, token_budget=256) == messages
+
+
+def test_history_keeps_a_leading_message_that_is_no_user_s_with_the_turns_after_it():
+    reminder = ChatMessage.assistant("Reminder: call Anna")  # a session may start with one
+    messages = [reminder, ChatMessage.user("done"), ChatMessage.assistant("great")]
+    assert recent_history(messages, token_budget=8000) == messages
+    assert recent_history(messages, token_budget=10) == messages[1:]
+
+
+def test_a_message_cannot_change_once_made_so_what_is_worked_out_from_it_holds():
+    message = ChatMessage.user("what is 2+2?")
+    tokens, sent = message.tokens, message.api_json
+    with pytest.raises(ValidationError):
+        message.content = "something much longer " * 100
+    assert (message.tokens, message.api_json) == (tokens, sent)
+    assert json.loads(sent) == {"role": "user", "content": "what is 2+2?"}
 
 
 def test_turn_count_counts_user_messages():
