@@ -82,7 +82,7 @@ class JsonSessionStore:
         session.updated_at = utc_now()
         self._remember(session)
         self._unsaved.keep(session)
-        if await self._write(session.key) and self._unsaved:
+        if await self._write(session.key):
             await self.retry_unwritten()
         self._unsaved.bound()
 
@@ -90,8 +90,10 @@ class JsonSessionStore:
         return len(self._unsaved)
 
     async def retry_unwritten(self) -> None:
+        """Write the sessions the disk refused. A chat whose write is under way is left to
+        it: waiting for it would hold this turn up behind other chats' disk writes."""
         for key in self._unsaved.keys():
-            if not await self._write(key):
+            if not self._writing.busy(key) and not await self._write(key):
                 return
 
     async def _write(self, key: str) -> bool:

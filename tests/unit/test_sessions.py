@@ -1,11 +1,15 @@
+import asyncio
 import json
 import logging
 import os
+import threading
 
 import pytest
 from pydantic import ValidationError
 
 from bot.conversation import ChatMessage, Session, ToolCall, recent_history
+from bot.storage import sessions
+from bot.storage.atomic import write_atomic
 from bot.storage.sessions import JsonSessionStore
 
 
@@ -25,6 +29,31 @@ async def test_a_crash_mid_write_leaves_the_previous_file_intact(tmp_path, monke
     assert store.unwritten() == 1
     assert store.path_for("c").read_bytes() == before
     assert [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []
+
+
+async def test_a_save_does_not_wait_for_another_chats_write_under_way(tmp_path, monkeypatch):
+    store = JsonSessionStore(tmp_path)
+    writing_a, release_a = threading.Event(), threading.Event()
+
+    def slow_for_a(path, data):
+        if path == store.path_for("a"):
+            writing_a.set()
+            release_a.wait(30)
+        write_atomic(path, data)
+
+    monkeypatch.setattr(sessions, "write_atomic", slow_for_a)
+    a, b = await store.load("a"), await store.load("b")
+    a.messages.append(ChatMessage.user("in chat a"))
+    b.messages.append(ChatMessage.user("in chat b"))
+    saving_a = asyncio.create_task(store.save(a))
+    await asyncio.to_thread(writing_a.wait, 30)
+    try:
+        await asyncio.wait_for(store.save(b), 10)  # before: it queued behind a's write
+        assert store.path_for("b").exists() and not store.path_for("a").exists()
+    finally:
+        release_a.set()
+        await saving_a
+    assert store.path_for("a").exists() and store.unwritten() == 0
 
 
 async def test_a_corrupt_file_is_moved_aside_and_a_fresh_session_starts(tmp_path, caplog):
