@@ -44,9 +44,10 @@ class ToolCall(BaseModel):
 class ChatMessage(BaseModel):
     """One message of a conversation, in the shape of the OpenAI chat API.
 
-    A message never changes once made (the model is frozen): every turn weighs and sends the
-    whole history again, so what is derived from a message (`tokens`, `api_json`) is worked out
-    once and kept with it. (`model_copy(update=...)` would keep them stale: make a new one.)
+    A message never changes once made (the model is frozen): every turn weighs, sends and
+    saves the whole history again, so what is derived from a message (`tokens`, `api_json`,
+    `stored_json`) is worked out once and kept with it. (`model_copy(update=...)` would keep
+    them stale: make a new message instead.)
     """
 
     model_config = ConfigDict(frozen=True)
@@ -67,6 +68,11 @@ class ChatMessage(BaseModel):
         chars = len(self.content or "")
         chars += sum(len(call.name) + len(call.arguments) for call in self.tool_calls)
         return chars // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS
+
+    @cached_property
+    def stored_json(self) -> str:
+        """The message as its session's file keeps it (`model_dump_json`)."""
+        return self.model_dump_json()
 
     @cached_property
     def api_json(self) -> str:

@@ -27,6 +27,13 @@ class Session(BaseModel):
     """The skill this chat works with (`/skill`, or the model's `skill` tool): its
     instructions go into every prompt until it is turned off or `/new` starts afresh."""
 
+    def to_json(self) -> bytes:
+        """The session as `model_dump_json` gives it, but with the JSON its messages keep: it
+        is saved after every turn, and every message but the newest was written before."""
+        head = self.model_dump_json(exclude={"messages"})
+        messages = ",".join(message.stored_json for message in self.messages)
+        return f'{head[:-1]},"messages":[{messages}]}}'.encode()
+
     @property
     def turn_count(self) -> int:
         return sum(1 for m in self.messages if m.role == "user")

@@ -102,7 +102,7 @@ class JsonSessionStore:
             entry = self._unsaved.get(key)
             if entry is None:
                 return True  # a save or retry that queued behind this one wrote it
-            data = entry.session.model_dump_json().encode("utf-8")
+            data = entry.session.to_json()
             try:
                 await asyncio.to_thread(write_atomic, self.path_for(key), data)
             except OSError as exc:
@@ -174,7 +174,7 @@ class JsonSessionStore:
                 continue
             dropped += count
             if session.turn_count:
-                write_atomic(path, session.model_dump_json().encode("utf-8"))
+                write_atomic(path, session.to_json())
             else:
                 path.unlink(missing_ok=True)
         for path in self.directory.glob("*.corrupt-*.json"):  # unreadable: the chat decides

@@ -119,6 +119,21 @@ def test_a_message_cannot_change_once_made_so_what_is_worked_out_from_it_holds()
     assert json.loads(sent) == {"role": "user", "content": "what is 2+2?"}
 
 
+def test_a_session_saved_from_its_messages_json_reads_back_the_same():
+    call = ToolCall(id="c1", name="calculator", arguments='{"expression": "1+1"}')
+    messages = [
+        ChatMessage.user('what is 1+1? "quoted" 😀', external_id="1:7", user_id="1"),
+        ChatMessage.assistant(None, [call]),
+        ChatMessage.tool_result("c1", "2"),
+        ChatMessage.assistant("two"),
+    ]
+    session = Session(key="telegram:1", messages=messages, summary="Earlier: hello")
+    session.summarised["1"] = 3
+    assert json.loads(session.to_json()) == json.loads(session.model_dump_json())
+    assert Session.model_validate_json(session.to_json()) == session
+    assert json.loads(Session(key="k").to_json())["messages"] == []
+
+
 def test_turn_count_counts_user_messages():
     session = Session(key="k", messages=[ChatMessage.user("a"), ChatMessage.assistant("b")])
     assert session.turn_count == 1
