@@ -15,6 +15,7 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import aiohttp
@@ -42,6 +43,7 @@ PROBE_TIMEOUT_SECONDS = 2.5
 """A readiness look at the server (`health`); within the readiness check's own bound."""
 
 COMPLETIONS = "/chat/completions"
+_API_JSON = attrgetter("api_json")
 STREAM_EVERY_DELTA_CHARS = 4096
 """Below this the stream listener hears of every delta (about one Telegram message)."""
 
@@ -186,10 +188,12 @@ class OpenAiLlm:
 def _body(fields: dict[str, Any], request: LlmRequest) -> bytes:
     """The request's JSON: `fields`, then the tools and messages from the JSON each keeps;
     the request's images go into its last user message, as content parts."""
-    messages = [message.api_json for message in request.messages]
-    last_user = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=-1)
-    if request.images and last_user >= 0:
-        messages[last_user] = json.dumps(_with_images(request.messages[last_user], request.images))
+    messages = list(map(_API_JSON, request.messages))
+    if request.images:
+        users = [i for i, m in enumerate(request.messages) if m.role == "user"]
+        if users:
+            last = users[-1]
+            messages[last] = json.dumps(_with_images(request.messages[last], request.images))
     parts = [json.dumps(fields)[1:-1], f'"messages": [{", ".join(messages)}]']
     if request.tools:
         parts.append(f'"tools": [{", ".join(spec.api_json for spec in request.tools)}]')

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from operator import attrgetter
 
 from pydantic import BaseModel, Field
 
@@ -10,6 +11,9 @@ from bot.conversation.messages import ChatMessage, utc_now
 from bot.conversation.scope import group_scope
 
 UNLIMITED = 2**62
+_TOKENS = attrgetter("tokens")
+_STORED_JSON = attrgetter("stored_json")
+_EXTERNAL_ID = attrgetter("external_id")
 
 
 class Session(BaseModel):
@@ -31,7 +35,7 @@ class Session(BaseModel):
         """The session as `model_dump_json` gives it, but with the JSON its messages keep: it
         is saved after every turn, and every message but the newest was written before."""
         head = self.model_dump_json(exclude={"messages"})
-        messages = ",".join(message.stored_json for message in self.messages)
+        messages = ",".join(map(_STORED_JSON, self.messages))
         return f'{head[:-1]},"messages":[{messages}]}}'.encode()
 
     @property
@@ -41,10 +45,10 @@ class Session(BaseModel):
     def answered(self, external_id: str, recent: int = 200) -> bool:
         """Whether the channel message `external_id` is here with an answer after it."""
         tail = self.messages[-recent:]
-        for index, message in enumerate(tail):
-            if message.external_id == external_id:
-                return any(later.role == "assistant" for later in tail[index + 1 :])
-        return False
+        ids = list(map(_EXTERNAL_ID, tail))  # asked every turn: the loop runs in C
+        if external_id not in ids:
+            return False
+        return any(later.role == "assistant" for later in tail[ids.index(external_id) + 1 :])
 
     def cut_for(self, keep_tokens: int, keep_messages: int) -> int:
         """How many of the oldest messages to take out so that the rest fits in `keep_tokens`
@@ -131,12 +135,18 @@ def _group_scope(session_key: str) -> str:
     return group_scope(parts[0], parts[1]) if len(parts) > 1 else ""
 
 
+def history_tokens(messages: list[ChatMessage]) -> int:
+    """About how many tokens `messages` take in a prompt."""
+    return sum(map(_TOKENS, messages))
+
+
 def recent_history(messages: list[ChatMessage], token_budget: int) -> list[ChatMessage]:
     """The newest whole turns that fit in `token_budget`; the last turn is always kept.
 
     Turns are cut only at user messages, so a tool result never loses the call it answers.
-    Read from the newest back, so a turn costs only the messages it sends.
     """
+    if history_tokens(messages) <= token_budget:
+        return list(messages)  # all of it fits: the usual case, summed in C
     start = len(messages)  # the kept tail begins here
     used = turn_cost = 0
     for index in range(len(messages) - 1, -1, -1):
