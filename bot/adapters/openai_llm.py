@@ -98,16 +98,19 @@ class OpenAiLlm:
     async def complete(
         self, request: LlmRequest, on_text: TextListener | None = None
     ) -> LlmResponse:
-        retrying = openai_retrying(request.retry_attempts, request.retry_max_seconds)
         started = time.monotonic()
+        attempts = 0
+
+        async def attempt() -> LlmResponse:
+            nonlocal attempts
+            attempts += 1
+            return await self._complete_once(request, on_text)
+
+        policy = OPENAI_RETRY.limited(request.retry_attempts, request.retry_max_seconds)
         try:
-            async for attempt in retrying:
-                with attempt:
-                    return await self._complete_once(request, on_text)
+            return await policy.call(attempt)
         except openai.OpenAIError as exc:
-            attempts = retrying.statistics.get("attempt_number", 1)
             raise _as_llm_error(exc, request, attempts, time.monotonic() - started) from exc
-        raise AssertionError("unreachable: tenacity either returns or raises")
 
     async def _complete_once(
         self, request: LlmRequest, on_text: TextListener | None
