@@ -29,6 +29,10 @@ class ChatLocks:
                 del self._users[key]
                 del self._locks[key]
 
+    def busy(self, key: str) -> bool:
+        """Whether someone holds `key`'s lock or waits for it."""
+        return key in self._locks
+
     def __len__(self) -> int:
         return len(self._locks)
 

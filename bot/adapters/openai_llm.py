@@ -9,11 +9,13 @@ pipeline.
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import re
 import time
 import uuid
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import aiohttp
@@ -32,7 +34,6 @@ from bot.ports.llm import (
     LlmResponse,
     TextListener,
     TokenUsage,
-    ToolSpec,
 )
 from bot.retry import RetryPolicy
 
@@ -42,6 +43,7 @@ PROBE_TIMEOUT_SECONDS = 2.5
 """A readiness look at the server (`health`); within the readiness check's own bound."""
 
 COMPLETIONS = "/chat/completions"
+_API_JSON = attrgetter("api_json")
 STREAM_EVERY_DELTA_CHARS = 4096
 """Below this the stream listener hears of every delta (about one Telegram message)."""
 
@@ -96,16 +98,19 @@ class OpenAiLlm:
     async def complete(
         self, request: LlmRequest, on_text: TextListener | None = None
     ) -> LlmResponse:
-        retrying = openai_retrying(request.retry_attempts, request.retry_max_seconds)
         started = time.monotonic()
+        attempts = 0
+
+        async def attempt() -> LlmResponse:
+            nonlocal attempts
+            attempts += 1
+            return await self._complete_once(request, on_text)
+
+        policy = OPENAI_RETRY.limited(request.retry_attempts, request.retry_max_seconds)
         try:
-            async for attempt in retrying:
-                with attempt:
-                    return await self._complete_once(request, on_text)
+            return await policy.call(attempt)
         except openai.OpenAIError as exc:
-            attempts = retrying.statistics.get("attempt_number", 1)
             raise _as_llm_error(exc, request, attempts, time.monotonic() - started) from exc
-        raise AssertionError("unreachable: tenacity either returns or raises")
 
     async def _complete_once(
         self, request: LlmRequest, on_text: TextListener | None
@@ -138,33 +143,35 @@ class OpenAiLlm:
         return False
 
     async def _call(self, request: LlmRequest, on_text: TextListener | None) -> LlmResponse:
-        # The body is plain JSON already, sent through the SDK's documented `post`, and answers
-        # come back as parsed JSON (`cast_to=object`): the typed `create` transforms every
-        # parameter recursively and builds a pydantic model of every streamed chunk, which
-        # together were most of a turn's CPU under load (bench/telegram_concurrency.py). The
-        # SDK still does the HTTP, SSE decoding, error mapping and hanging up.
-        body: dict[str, Any] = {
+        # The body is JSON text we make (each message's JSON is made once and kept with it,
+        # since every turn sends the whole history again), sent through the SDK's documented
+        # `post`, and answers come back as parsed JSON (`cast_to=object`): the typed `create`
+        # transforms every parameter recursively and builds a pydantic model of every
+        # streamed chunk, which together were most of a turn's CPU under load
+        # (bench/telegram_concurrency.py). The SDK still does the HTTP, SSE decoding, error
+        # mapping and hanging up.
+        fields: dict[str, Any] = {
             "model": request.model,
-            "messages": _with_images([_to_openai(m) for m in request.messages], request.images),
             "temperature": request.temperature,
             self._max_tokens_field: request.max_output_tokens,
         }
-        if request.tools:
-            body["tools"] = [_tool_to_openai(spec) for spec in request.tools]
         if request.response_schema is not None:
-            body["response_format"] = self._response_format(request.model, request.response_schema)
+            fields["response_format"] = self._response_format(
+                request.model, request.response_schema
+            )
         options: RequestOptions = {"timeout": request.timeout_seconds}
         post = self._client.post
         if on_text is None or request.response_schema is not None:
-            completion = await post(COMPLETIONS, cast_to=object, body=body, options=options)
+            body = _body(fields, request)
+            completion = await post(COMPLETIONS, cast_to=object, content=body, options=options)
             return _from_completion(completion, request.max_output_chars)
-        body["stream"] = True
+        fields["stream"] = True
         if self._stream_usage:
-            body["stream_options"] = {"include_usage": True}
+            fields["stream_options"] = {"include_usage": True}
         stream = await post(
             COMPLETIONS,
             cast_to=object,
-            body=body,
+            content=_body(fields, request),
             options=options,
             stream=True,
             stream_cls=AsyncStream[object],
@@ -181,45 +188,29 @@ class OpenAiLlm:
         }
 
 
-def _to_openai(message: ChatMessage) -> dict[str, Any]:
-    data: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.tool_calls:
-        data["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in message.tool_calls
-        ]
-    if message.role == "tool":
-        data["tool_call_id"] = message.tool_call_id
-    elif data["content"] is None and not message.tool_calls:
-        data["content"] = ""
-    return data
+def _body(fields: dict[str, Any], request: LlmRequest) -> bytes:
+    """The request's JSON: `fields`, then the tools and messages from the JSON each keeps;
+    the request's images go into its last user message, as content parts."""
+    messages = list(map(_API_JSON, request.messages))
+    if request.images:
+        users = [i for i, m in enumerate(request.messages) if m.role == "user"]
+        if users:
+            last = users[-1]
+            messages[last] = json.dumps(_with_images(request.messages[last], request.images))
+    parts = [json.dumps(fields)[1:-1], f'"messages": [{", ".join(messages)}]']
+    if request.tools:
+        parts.append(f'"tools": [{", ".join(spec.api_json for spec in request.tools)}]')
+    return f"{{{', '.join(parts)}}}".encode()
 
 
-def _with_images(
-    messages: list[dict[str, Any]], images: tuple[ImageInput, ...]
-) -> list[dict[str, Any]]:
-    """The last user message as content parts: its text, then each image as a data URL."""
-    last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
-    if not images or last_user < 0:
-        return messages
-    parts: list[dict[str, Any]] = [{"type": "text", "text": messages[last_user]["content"]}]
+def _with_images(message: ChatMessage, images: tuple[ImageInput, ...]) -> dict[str, Any]:
+    """A user message as content parts: its text, then each image as a data URL."""
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
     for image in images:
         encoded = base64.b64encode(image.data).decode("ascii")
         url = f"data:{image.mime_type};base64,{encoded}"
         parts.append({"type": "image_url", "image_url": {"url": url}})
-    messages[last_user] = {**messages[last_user], "content": parts}
-    return messages
-
-
-def _tool_to_openai(spec: ToolSpec) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": spec.name,
-            "description": spec.description,
-            "parameters": spec.parameters,
-        },
-    }
+    return {**message.api_fields(), "content": parts}
 
 
 def _from_completion(completion: object, max_chars: int | None = None) -> LlmResponse:

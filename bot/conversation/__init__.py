@@ -10,7 +10,7 @@ from bot.conversation.messages import (
     utc_now,
 )
 from bot.conversation.scope import MemoryScope, Speaker, memory_scope_of
-from bot.conversation.session import Session, estimate_tokens, recent_history
+from bot.conversation.session import Session, recent_history
 
 __all__ = [
     "ChatAddress",
@@ -22,7 +22,6 @@ __all__ = [
     "Speaker",
     "ToolCall",
     "clean_text",
-    "estimate_tokens",
     "memory_scope_of",
     "recent_history",
     "utc_now",

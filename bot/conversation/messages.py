@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from functools import cached_property
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 # Lone UTF-16 surrogates (a client can send them) cannot be written as UTF-8, and control
 # characters other than tab and newline only confuse the model and the logs.
 _UNWRITABLE = re.compile(r"[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+# A cheap, dependency-free estimate: English averages about four characters per token.
+CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD_TOKENS = 4
 
 
 def utc_now() -> datetime:
@@ -28,13 +34,23 @@ def clean_text(text: str) -> str:
 class ToolCall(BaseModel):
     """One function call the model asked for; `arguments` is the raw JSON text it produced."""
 
+    model_config = ConfigDict(frozen=True)
+
     id: str
     name: str
     arguments: str = "{}"
 
 
 class ChatMessage(BaseModel):
-    """One message of a conversation, in the shape of the OpenAI chat API."""
+    """One message of a conversation, in the shape of the OpenAI chat API.
+
+    A message never changes once made (the model is frozen): every turn weighs, sends and
+    saves the whole history again, so what is derived from a message (`tokens`, `api_json`,
+    `stored_json`) is worked out once and kept with it. (`model_copy(update=...)` would keep
+    them stale: make a new message instead.)
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str | None = None
@@ -45,6 +61,42 @@ class ChatMessage(BaseModel):
     """The channel's own id of a user's message (Telegram: chat and message id)."""
     user_id: str | None = None
     """Who wrote a user's message, so `/forget all` finds it in a group's session too."""
+
+    @cached_property
+    def tokens(self) -> int:
+        """About how many tokens the message takes in a prompt."""
+        chars = len(self.content or "")
+        chars += sum(len(call.name) + len(call.arguments) for call in self.tool_calls)
+        return chars // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS
+
+    @cached_property
+    def stored_json(self) -> str:
+        """The message as its session's file keeps it (`model_dump_json`)."""
+        return self.model_dump_json()
+
+    @cached_property
+    def api_json(self) -> str:
+        """The message as JSON text in the chat completions API's shape (what the LLM gets of
+        it: no time, ids or author)."""
+        return json.dumps(self.api_fields())
+
+    def api_fields(self) -> dict[str, Any]:
+        """The message as a JSON object in the chat completions API's shape (a new one)."""
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in self.tool_calls
+            ]
+        if self.role == "tool":
+            data["tool_call_id"] = self.tool_call_id
+        elif data["content"] is None and not self.tool_calls:
+            data["content"] = ""
+        return data
 
     @classmethod
     def user(

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
+from operator import attrgetter
 
 from pydantic import BaseModel, Field
 
 from bot.conversation.messages import ChatMessage, utc_now
 from bot.conversation.scope import group_scope
 
-# A cheap, dependency-free estimate: English averages about four characters per token.
-CHARS_PER_TOKEN = 4
-MESSAGE_OVERHEAD_TOKENS = 4
 UNLIMITED = 2**62
+_TOKENS = attrgetter("tokens")
+_STORED_JSON = attrgetter("stored_json")
+_EXTERNAL_ID = attrgetter("external_id")
 
 
 class Session(BaseModel):
@@ -30,6 +31,13 @@ class Session(BaseModel):
     """The skill this chat works with (`/skill`, or the model's `skill` tool): its
     instructions go into every prompt until it is turned off or `/new` starts afresh."""
 
+    def to_json(self) -> bytes:
+        """The session as `model_dump_json` gives it, but with the JSON its messages keep: it
+        is saved after every turn, and every message but the newest was written before."""
+        head = self.model_dump_json(exclude={"messages"})
+        messages = ",".join(map(_STORED_JSON, self.messages))
+        return f'{head[:-1]},"messages":[{messages}]}}'.encode()
+
     @property
     def turn_count(self) -> int:
         return sum(1 for m in self.messages if m.role == "user")
@@ -37,10 +45,10 @@ class Session(BaseModel):
     def answered(self, external_id: str, recent: int = 200) -> bool:
         """Whether the channel message `external_id` is here with an answer after it."""
         tail = self.messages[-recent:]
-        for index, message in enumerate(tail):
-            if message.external_id == external_id:
-                return any(later.role == "assistant" for later in tail[index + 1 :])
-        return False
+        ids = list(map(_EXTERNAL_ID, tail))  # asked every turn: the loop runs in C
+        if external_id not in ids:
+            return False
+        return any(later.role == "assistant" for later in tail[ids.index(external_id) + 1 :])
 
     def cut_for(self, keep_tokens: int, keep_messages: int) -> int:
         """How many of the oldest messages to take out so that the rest fits in `keep_tokens`
@@ -127,10 +135,9 @@ def _group_scope(session_key: str) -> str:
     return group_scope(parts[0], parts[1]) if len(parts) > 1 else ""
 
 
-def estimate_tokens(message: ChatMessage) -> int:
-    chars = len(message.content or "")
-    chars += sum(len(call.name) + len(call.arguments) for call in message.tool_calls)
-    return chars // CHARS_PER_TOKEN + MESSAGE_OVERHEAD_TOKENS
+def history_tokens(messages: list[ChatMessage]) -> int:
+    """About how many tokens `messages` take in a prompt."""
+    return sum(map(_TOKENS, messages))
 
 
 def recent_history(messages: list[ChatMessage], token_budget: int) -> list[ChatMessage]:
@@ -138,18 +145,16 @@ def recent_history(messages: list[ChatMessage], token_budget: int) -> list[ChatM
 
     Turns are cut only at user messages, so a tool result never loses the call it answers.
     """
-    turns: list[list[ChatMessage]] = []
-    for message in messages:
-        if message.role == "user" or not turns:
-            turns.append([])
-        turns[-1].append(message)
-
-    kept: list[list[ChatMessage]] = []
-    used = 0
-    for turn in reversed(turns):
-        cost = sum(estimate_tokens(m) for m in turn)
-        if kept and used + cost > token_budget:
+    if history_tokens(messages) <= token_budget:
+        return list(messages)  # all of it fits: the usual case, summed in C
+    start = len(messages)  # the kept tail begins here
+    used = turn_cost = 0
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        turn_cost += message.tokens
+        if message.role != "user" and index > 0:
+            continue  # inside a turn: it starts at its user message (or the first message)
+        if start < len(messages) and used + turn_cost > token_budget:
             break
-        kept.append(turn)
-        used += cost
-    return [message for turn in reversed(kept) for message in turn]
+        used, turn_cost, start = used + turn_cost, 0, index
+    return messages[start:]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.config.model import MemoryConfig
-from bot.conversation.session import CHARS_PER_TOKEN
+from bot.conversation.messages import CHARS_PER_TOKEN
 from bot.memory.items import TRAITS, Layer, MemoryItem
 from bot.memory.scoring import ScoredItem
 

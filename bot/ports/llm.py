@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 from bot.conversation import ChatMessage, ToolCall
@@ -20,6 +22,15 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict[str, Any]
+
+    @cached_property
+    def api_json(self) -> str:
+        """The tool as JSON text in the chat completions API's shape: made once, since a spec
+        never changes and goes with every request."""
+        function = {"name": self.name, "description": self.description}
+        return json.dumps(
+            {"type": "function", "function": {**function, "parameters": self.parameters}}
+        )
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ refuses it (`UnsafePath`, with a log line), an atomic write replaces the link it
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -97,6 +98,77 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+class AppendedFile:
+    """A file that whole lines are appended to, as `append_line_safely` does, kept open.
+
+    A store that appends several lines per message (the Telegram inbox, the usage ledger)
+    would otherwise pay for opening the file each time: the folder check, the symbolic-link
+    check, reading its last byte. Here an append costs one `fstat`, one write(2) and, when
+    `durable`, one fsync. The `fstat` keeps `append_line_safely`'s promises: a file deleted or
+    replaced meanwhile (compaction, an operator) is opened afresh, so no line goes where
+    nobody reads; and when something else wrote to it since (another thread's batch, a write
+    cut short by a full disk), its last byte is read again, so a line always starts on a
+    fresh line. A failed write closes the file; the next append opens it again.
+    For one thread at a time.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._size = 0  # the size this object last saw or left
+        self._ends_line = True  # the file ends with a newline (or is empty)
+        self._folder_synced = True  # the folder entry of a file this object made is on disk
+
+    def append(self, data: bytes, *, durable: bool = True) -> None:
+        fd = self._checked()
+        if not self._ends_line:
+            data = b"\n" + data
+        try:
+            write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+        except BaseException:
+            self.close()
+            raise
+        self._size += len(data)
+        self._ends_line = data.endswith(b"\n")
+        if durable and not self._folder_synced:
+            fsync_dir(self.path.parent)
+            self._folder_synced = True
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # dropped unclosed (a test's store): no fd leak
+            self.close()
+
+    def _checked(self) -> int:
+        """The file, open; opened afresh when it was deleted or replaced since."""
+        if self._fd is not None:
+            st = os.fstat(self._fd)
+            if st.st_nlink > 0:
+                if st.st_size != self._size:
+                    self._note_end(self._fd, st.st_size)
+                return self._fd
+            self.close()
+        new = not self.path.exists()
+        fd = open_private(self.path, os.O_RDWR | os.O_APPEND)
+        try:
+            self._note_end(fd, os.fstat(fd).st_size)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd, self._folder_synced = fd, not new
+        return fd
+
+    def _note_end(self, fd: int, size: int) -> None:
+        self._size = size
+        self._ends_line = not size or os.pread(fd, 1, size - 1) == b"\n"
+
+
 def append_line_safely(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Append whole lines in one write(2), then fsync (when `durable`).
 
@@ -104,16 +176,8 @@ def append_line_safely(path: Path, data: bytes, *, durable: bool = True) -> None
     cut the last line short; the next append then starts on a fresh line, so the damage stays
     in that one line, which readers skip.
     """
-    new = not path.exists()
-    fd = open_private(path, os.O_RDWR | os.O_APPEND)
+    file = AppendedFile(path)
     try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data
-        write_all(fd, data)
-        if durable:
-            os.fsync(fd)
+        file.append(data, durable=durable)
     finally:
-        os.close(fd)
-    if new and durable:
-        fsync_dir(path.parent)
+        file.close()

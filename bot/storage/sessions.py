@@ -82,7 +82,7 @@ class JsonSessionStore:
         session.updated_at = utc_now()
         self._remember(session)
         self._unsaved.keep(session)
-        if await self._write(session.key) and self._unsaved:
+        if await self._write(session.key):
             await self.retry_unwritten()
         self._unsaved.bound()
 
@@ -90,8 +90,10 @@ class JsonSessionStore:
         return len(self._unsaved)
 
     async def retry_unwritten(self) -> None:
+        """Write the sessions the disk refused. A chat whose write is under way is left to
+        it: waiting for it would hold this turn up behind other chats' disk writes."""
         for key in self._unsaved.keys():
-            if not await self._write(key):
+            if not self._writing.busy(key) and not await self._write(key):
                 return
 
     async def _write(self, key: str) -> bool:
@@ -100,7 +102,7 @@ class JsonSessionStore:
             entry = self._unsaved.get(key)
             if entry is None:
                 return True  # a save or retry that queued behind this one wrote it
-            data = entry.session.model_dump_json().encode("utf-8")
+            data = entry.session.to_json()
             try:
                 await asyncio.to_thread(write_atomic, self.path_for(key), data)
             except OSError as exc:
@@ -172,7 +174,7 @@ class JsonSessionStore:
                 continue
             dropped += count
             if session.turn_count:
-                write_atomic(path, session.model_dump_json().encode("utf-8"))
+                write_atomic(path, session.to_json())
             else:
                 path.unlink(missing_ok=True)
         for path in self.directory.glob("*.corrupt-*.json"):  # unreadable: the chat decides

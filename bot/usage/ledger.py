@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from bot.ports.llm import TokenUsage
-from bot.storage.atomic import append_line_safely, make_private_dir
+from bot.storage.atomic import AppendedFile
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,7 @@ class UsageLedger:
     def __init__(self, directory: Path, today: Callable[[], date] = utc_today) -> None:
         self.directory = directory
         self._tallies = DailyTallies(today)
+        self._file = AppendedFile(self._path(self._tallies.day))
         self._refused = False
         self._load(self._tallies.day)
 
@@ -107,9 +108,9 @@ class UsageLedger:
         line = {"who": who, "model": model, "in": usage.prompt_tokens}
         line["out"] = usage.completion_tokens
         try:
-            make_private_dir(self.directory)
-            data = (json.dumps(line) + "\n").encode("utf-8")
-            append_line_safely(self._path(self._tallies.day), data, durable=False)
+            self._file_of(self._tallies.day).append(
+                (json.dumps(line) + "\n").encode(), durable=False
+            )
             self._refused = False
         except OSError as exc:
             if not self._refused:
@@ -123,6 +124,14 @@ class UsageLedger:
     def today_all(self) -> dict[str, dict[str, Tally]]:
         """Everyone's usage today, by user and model."""
         return self._tallies.today_all()
+
+    def _file_of(self, day: date) -> AppendedFile:
+        """The day's file, kept open from one call to the next (a new day closes the last)."""
+        path = self._path(day)
+        if self._file.path != path:
+            self._file.close()
+            self._file = AppendedFile(path)
+        return self._file
 
     def _path(self, day: date) -> Path:
         return self.directory / f"{day.isoformat()}.jsonl"

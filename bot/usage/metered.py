@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 
 from bot.config.model import UsageConfig
-from bot.conversation.session import CHARS_PER_TOKEN
+from bot.conversation.messages import CHARS_PER_TOKEN
 from bot.i18n.catalogue import notices
 from bot.ports.llm import LlmError, LlmPort, LlmRequest, LlmResponse, TextListener, TokenUsage
 from bot.ports.metrics import NO_METRICS, LlmCallObserver, LlmOutcome

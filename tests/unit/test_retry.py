@@ -154,6 +154,27 @@ async def test_attempts_are_bounded_and_the_last_error_is_raised():
     assert waits.seconds == [1.0, 2.0, 4.0, 4.0]
 
 
+async def test_the_time_the_first_try_took_counts_against_the_bound(monkeypatch):
+    policy, waits = recording(
+        RetryPolicy("[Test]", lambda _: True, attempts=3, max_seconds=10, jitter=False)
+    )
+    policy = dataclasses.replace(policy, first_wait_seconds=4)
+    clock = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+
+    async def slow_then_failing() -> str:
+        clock[0] += 7  # the first try hangs 7 s before it fails: a 4 s wait would end at 11
+        raise RagUnavailable("busy")
+
+    with pytest.raises(RagUnavailable):
+        await policy.call(slow_then_failing)
+    assert waits.seconds == []
+    clock[0] = 1000.0
+    request = Failing(RagUnavailable("busy"))  # a quick failure is tried again after 4 s
+    assert await policy.call(request) == "ok"
+    assert waits.seconds == [4.0] and request.calls == 2
+
+
 async def test_a_retry_is_logged_with_the_services_prefix_and_the_wait(caplog):
     policy, _ = recording(TELEGRAM_RETRY)
     await policy.call(Failing(TimedOut()))

@@ -1,7 +1,15 @@
+import asyncio
+import json
 import logging
 import os
+import threading
+
+import pytest
+from pydantic import ValidationError
 
 from bot.conversation import ChatMessage, Session, ToolCall, recent_history
+from bot.storage import sessions
+from bot.storage.atomic import write_atomic
 from bot.storage.sessions import JsonSessionStore
 
 
@@ -21,6 +29,31 @@ async def test_a_crash_mid_write_leaves_the_previous_file_intact(tmp_path, monke
     assert store.unwritten() == 1
     assert store.path_for("c").read_bytes() == before
     assert [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []
+
+
+async def test_a_save_does_not_wait_for_another_chats_write_under_way(tmp_path, monkeypatch):
+    store = JsonSessionStore(tmp_path)
+    writing_a, release_a = threading.Event(), threading.Event()
+
+    def slow_for_a(path, data):
+        if path == store.path_for("a"):
+            writing_a.set()
+            release_a.wait(30)
+        write_atomic(path, data)
+
+    monkeypatch.setattr(sessions, "write_atomic", slow_for_a)
+    a, b = await store.load("a"), await store.load("b")
+    a.messages.append(ChatMessage.user("in chat a"))
+    b.messages.append(ChatMessage.user("in chat b"))
+    saving_a = asyncio.create_task(store.save(a))
+    await asyncio.to_thread(writing_a.wait, 30)
+    try:
+        await asyncio.wait_for(store.save(b), 10)  # before: it queued behind a's write
+        assert store.path_for("b").exists() and not store.path_for("a").exists()
+    finally:
+        release_a.set()
+        await saving_a
+    assert store.path_for("a").exists() and store.unwritten() == 0
 
 
 async def test_a_corrupt_file_is_moved_aside_and_a_fresh_session_starts(tmp_path, caplog):
@@ -68,6 +101,37 @@ def test_history_never_separates_a_tool_result_from_its_call():
 def test_history_always_keeps_the_current_turn_even_if_too_big():
     messages = [ChatMessage.user("y" * 100_000)]
     assert recent_history(messages, token_budget=256) == messages
+
+
+def test_history_keeps_a_leading_message_that_is_no_user_s_with_the_turns_after_it():
+    reminder = ChatMessage.assistant("Reminder: call Anna")  # a session may start with one
+    messages = [reminder, ChatMessage.user("done"), ChatMessage.assistant("great")]
+    assert recent_history(messages, token_budget=8000) == messages
+    assert recent_history(messages, token_budget=10) == messages[1:]
+
+
+def test_a_message_cannot_change_once_made_so_what_is_worked_out_from_it_holds():
+    message = ChatMessage.user("what is 2+2?")
+    tokens, sent = message.tokens, message.api_json
+    with pytest.raises(ValidationError):
+        message.content = "something much longer " * 100
+    assert (message.tokens, message.api_json) == (tokens, sent)
+    assert json.loads(sent) == {"role": "user", "content": "what is 2+2?"}
+
+
+def test_a_session_saved_from_its_messages_json_reads_back_the_same():
+    call = ToolCall(id="c1", name="calculator", arguments='{"expression": "1+1"}')
+    messages = [
+        ChatMessage.user('what is 1+1? "quoted" 😀', external_id="1:7", user_id="1"),
+        ChatMessage.assistant(None, [call]),
+        ChatMessage.tool_result("c1", "2"),
+        ChatMessage.assistant("two"),
+    ]
+    session = Session(key="telegram:1", messages=messages, summary="Earlier: hello")
+    session.summarised["1"] = 3
+    assert json.loads(session.to_json()) == json.loads(session.model_dump_json())
+    assert Session.model_validate_json(session.to_json()) == session
+    assert json.loads(Session(key="k").to_json())["messages"] == []
 
 
 def test_turn_count_counts_user_messages():

@@ -42,7 +42,7 @@ from typing import Any
 
 from bot.config import RuntimeConfigStore
 from bot.ports.inbox import Deliver
-from bot.storage.atomic import append_line_safely, make_private_dir, write_atomic
+from bot.storage.atomic import AppendedFile, append_line_safely, make_private_dir, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,10 @@ class UpdateInbox:
     def __init__(self, path: Path, keep: Callable[[dict[str, Any]], bool]) -> None:
         self.path = path
         self._keep = keep
+        self._on_loop = AppendedFile(path)
+        """The lines written on the event loop (start, preview, answered, done), several per
+        message: kept open there. A `received` batch runs on a worker thread and opens the
+        file for itself."""
         self._pending: dict[int, dict[str, Any]] = {}
         self._starts: dict[int, int] = {}  # pending update id -> turns started
         self._previews: dict[int, list[int]] = {}  # pending update id -> unfinished preview
@@ -200,6 +204,7 @@ class UpdateInbox:
 
     async def close(self) -> None:
         self._deliver = None
+        self._on_loop.close()
 
     async def take(self, updates: list[dict[str, Any]]) -> None:
         """`received` off the event loop (one fsync), then the new updates to `deliver`. A
@@ -341,7 +346,12 @@ class UpdateInbox:
         self._lines_since_compaction = 0
 
     def _append(self, text: str, *, durable: bool, count: int = 1) -> None:
-        append_line_safely(self.path, text.encode("utf-8"), durable=durable)
+        """Durable appends are `received`'s batches, on a worker thread; the others are made
+        on the event loop, through the file kept open for it."""
+        if durable:
+            append_line_safely(self.path, text.encode("utf-8"))
+        else:
+            self._on_loop.append(text.encode("utf-8"), durable=False)
         self._lines_since_compaction += count
         if self._refused:
             self._refused = False

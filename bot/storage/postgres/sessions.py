@@ -76,7 +76,7 @@ class PostgresSessionStore:
         session.updated_at = utc_now()
         self._remember(session)
         self._unsaved.keep(session, partial=session.key in self._unread)
-        if await self._write(session.key) and self._unsaved:
+        if await self._write(session.key):
             await self.retry_unwritten()
         self._unsaved.bound()
 
@@ -84,8 +84,10 @@ class PostgresSessionStore:
         return len(self._unsaved)
 
     async def retry_unwritten(self) -> None:
+        """Write the sessions the database refused. A chat whose write is under way is left
+        to it: waiting for it would hold this turn up behind other chats' writes."""
         for key in self._unsaved.keys():
-            if not await self._write(key, retry=True):
+            if not self._writing.busy(key) and not await self._write(key, retry=True):
                 return
 
     async def archive(self, key: str) -> None:
