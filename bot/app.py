@@ -70,6 +70,7 @@ from bot.skills import SkillLibrary
 from bot.storage.chat_models import ChatModels
 from bot.storage.disk import DiskHealth
 from bot.storage.postgres.database import Database
+from bot.storage.postgres.memory import PostgresMemory
 from bot.storage.postgres.sessions import PostgresSessionStore
 from bot.storage.postgres.usage import PostgresUsageLedger
 from bot.storage.sessions import JsonSessionStore
@@ -113,7 +114,7 @@ class BotApp:
     pipeline: Pipeline
     runner: TurnRunner
     llm: LlmPort
-    memory: ShortTermMemory
+    memory: ShortTermMemory | PostgresMemory
     rag: RagServer
     indexer: RagIndexer
     embedder: EmbeddingPort
@@ -205,9 +206,14 @@ class BotApp:
             starting.append(configured.warm_up)
             closing.append(configured.close)
             embedder = configured
-        memory = ShortTermMemory(
-            data / "memory", lambda: config.current().memory, embedder=embedder
-        )
+        memory: ShortTermMemory | PostgresMemory
+        if database is not None:  # memory items in PostgreSQL; retried with the disk's backlog
+            memory = PostgresMemory(database, lambda: config.current().memory, embedder=embedder)
+            disk.add_backlog(memory)
+        else:
+            memory = ShortTermMemory(
+                data / "memory", lambda: config.current().memory, embedder=embedder
+            )
         # Facts in any words: one structured LLM call after quick turns (`memory.extraction`).
         extractor = LlmFactExtractor(metered, config.current, memory)
         remember = RememberSwitch(data / "memory" / "remember-off.json")
