@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import islice
 
 K1 = 1.2
@@ -107,27 +107,27 @@ def inverse_frequency(count: int, holding: int) -> float:
 
 def relevance_among(
     query_terms: list[str],
-    documents: Iterable[tuple[str, Sequence[str]]],
-    holding: Mapping[str, int],
+    documents: Iterable[tuple[str, int, Sequence[int]]],
+    holding: Sequence[int],
     count: int,
     total_length: int,
 ) -> dict[str, float]:
-    """`LexicalIndex.relevance` where a database found the items: `documents` are (item id,
-    terms) of items sharing a word with the query, `holding` how many of the user's `count`
-    items hold each query word, `total_length` their terms in all. Same formula, same scale."""
-    unique = set(query_terms)
-    if not count or not unique:
+    """`LexicalIndex.relevance` where a database found the items: `query_terms` distinct,
+    `documents` (item id, its length in terms, how often it holds each query term) of items
+    sharing a word with the query, `holding` how many of the user's `count` items hold each
+    query term, `total_length` their terms in all. Same formula, same scale."""
+    if not count or not query_terms:
         return {}
     norm = K1 * (1 - B)
     slope = K1 * B / (total_length / count or 1.0)
-    idf = {term: inverse_frequency(count, holding.get(term, 0)) for term in unique}
-    ceiling = sum(weight * (K1 + 1) for weight in idf.values())
+    idf = [inverse_frequency(count, held) for held in holding]
+    ceiling = sum(weight * (K1 + 1) for weight in idf)
     scores: dict[str, float] = {}
-    for item_id, terms in documents:
-        counts = Counter(term for term in terms if term in unique)
+    for item_id, length, counts in documents:
         gain = sum(
-            idf[term] * tf * (K1 + 1) / (tf + norm + slope * len(terms))
-            for term, tf in counts.items()
+            weight * tf * (K1 + 1) / (tf + norm + slope * length)
+            for weight, tf in zip(idf, counts, strict=True)
+            if tf
         )
         if gain > 0:
             scores[item_id] = gain / ceiling

@@ -114,6 +114,14 @@ class Candidates:
     """Per layer, the ids of the items with the highest static prior (`PROFILE_TOP_K * 3`)."""
 
 
+def lexical_pool(lexical: dict[str, float]) -> dict[str, float]:
+    """The `LEXICAL_POOL` best word matches, the only ones scored (a store that must fetch
+    each item cuts to them before it fetches)."""
+    if len(lexical) <= LEXICAL_POOL:
+        return lexical
+    return dict(heapq.nlargest(LEXICAL_POOL, lexical.items(), key=itemgetter(1)))
+
+
 def rank(
     items: UserItems,
     query: str,
@@ -147,9 +155,7 @@ def rank_candidates(
     top-k: they matter to most questions, but the top of `# Memory` is what this question is
     about.
     """
-    lexical = candidates.lexical
-    if len(lexical) > LEXICAL_POOL:
-        lexical = dict(heapq.nlargest(LEXICAL_POOL, lexical.items(), key=itemgetter(1)))
+    lexical = lexical_pool(candidates.lexical)
     nearest = candidates.nearest
     floor = max(0.0, SEMANTIC_FLOOR * max(nearest.values(), default=0.0))
     semantic = {item_id: cos for item_id, cos in nearest.items() if cos > floor}

@@ -111,3 +111,12 @@ async def test_extraction_sees_the_facts_a_message_may_correct(new_memory_store)
     assert found and "staging server" in found[0].content
     assert all(item.layer is not Layer.EPISODIC for item in found)
     assert any("Ann" in item.content for item in found)
+
+
+async def test_words_with_quotes_and_backslashes_are_found_as_they_are(new_memory_store):
+    store = await new_memory_store()
+    note = "The user's wifi password is ss'w\\rd at O'Neil's place"
+    await store.add("ann", [new_item(ItemType.FACT, note, source="tool", confidence=0.9)])
+    found = await (await new_memory_store()).search("ann", "o'neil ss'w")
+    assert [s.item.content for s in found] == [note]
+    assert await store.search("ann", "' \\ | & ! ( ) :*") == []

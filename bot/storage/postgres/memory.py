@@ -36,6 +36,7 @@ from bot.memory.scoring import (
     SEMANTIC_POOL,
     Candidates,
     ScoredItem,
+    lexical_pool,
     rank_candidates,
 )
 from bot.memory.semantic import BATCH, EmbeddingRest, item_text
@@ -130,7 +131,7 @@ class PostgresMemory(RemembersExchanges):
 
     async def count_for(self, user_id: str) -> int:
         async with self._database.connection(STORE) as connection:
-            count, _ = await rows.size(connection, user_id, self._clock())
+            count = await rows.size(connection, user_id, self._clock())
         return count + len(self._unwritten.get(user_id, ()))
 
     # -- writing ----------------------------------------------------------------------------
@@ -221,20 +222,22 @@ class PostgresMemory(RemembersExchanges):
         now = self._clock()
         terms = list(dict.fromkeys(tokens(query)))
         async with self._database.connection(STORE) as connection:
-            count, total_length = await rows.size(connection, user_id, now)
-            if not count:
+            words = await rows.statistics(connection, user_id, now, terms)
+            if not words.count:
                 return []  # nothing to recall: the question need not be embedded
-            held = await rows.holding(connection, user_id, now, terms) if terms else {}
-            sharing = await rows.sharing_words(connection, user_id, now, terms) if terms else []
+            searched = rows.searched_terms(terms, words.holding)
+            sharing = (
+                await rows.sharing_words(connection, user_id, now, terms, searched)
+                if searched
+                else []
+            )
             vector = await self._query_vector(query)
             stored: list[tuple[str, bytes]] = []
             if vector is not None and self._embedder is not None:
                 oldest = now - timedelta(days=config.lookback_days)
                 model_id = self._embedder.model_id
                 stored = await rows.vectors(connection, user_id, now, model_id, oldest)
-            lexical, near = await asyncio.to_thread(
-                _score, terms, sharing, held, count, total_length, stored, vector
-            )
+            lexical, near = await asyncio.to_thread(_score, terms, sharing, words, stored, vector)
             profile = await rows.strongest(connection, user_id, now, PROFILE_TOP_K * 3)
             wanted = [i for i in dict.fromkeys([*lexical, *near]) if i not in profile]
             items = await rows.by_ids(connection, user_id, wanted)
@@ -343,14 +346,12 @@ def _fingerprints(item: MemoryItem) -> list[str]:
 
 def _score(
     terms: list[str],
-    sharing: list[tuple[str, list[str]]],
-    held: dict[str, int],
-    count: int,
-    total_length: int,
+    sharing: list[tuple[str, int, list[int]]],
+    words: rows.WordStatistics,
     stored: list[tuple[str, bytes]],
     vector: Vectors | None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """BM25 of the items sharing words and the nearest vectors (a worker thread's work)."""
-    lexical = relevance_among(terms, sharing, held, count, total_length)
+    lexical = relevance_among(terms, sharing, words.holding, words.count, words.total_length)
     near = rows.nearest(stored, vector, SEMANTIC_POOL) if vector is not None else {}
-    return lexical, near
+    return lexical_pool(lexical), near

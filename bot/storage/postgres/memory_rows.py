@@ -17,11 +17,13 @@ a word with the question, and BM25 is computed in Python the same way as in the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import numpy as np
 from psycopg import AsyncConnection
 
+from bot.memory.index import SCAN_LIMIT
 from bot.memory.items import Layer, MemoryItem, static_prior
 from bot.memory.text import tokens
 from bot.ports.embeddings import Vectors
@@ -30,9 +32,6 @@ LIVE = "owner = %(owner)s AND (expires_at IS NULL OR expires_at > %(now)s)"
 """The rows of one owner that have not expired."""
 FIELDS = "id, item"
 
-SCAN_LIMIT = 2_000
-"""Items sharing a word with the question that are read, newest first (as the file store's
-`SCAN_LIMIT` bounds a common word's posting)."""
 VECTOR_LIMIT = 20_000
 """Vectors read for one question at most, newest first: 30 MB at 384 dimensions."""
 
@@ -48,6 +47,7 @@ def _quoted(term: str) -> str:
 
 def row_of(owner: str, item: MemoryItem) -> dict[str, object]:
     """The parameters `upsert` writes for `item`."""
+    terms = tokens(item.search_text())
     expires = None
     if item.ttl_days is not None:
         expires = item.updated_at + timedelta(days=item.ttl_days)
@@ -62,7 +62,8 @@ def row_of(owner: str, item: MemoryItem) -> dict[str, object]:
         "updated_at": item.updated_at,
         "expires_at": expires,
         "item": item.model_dump_json(),
-        "terms": tokens(item.search_text()),
+        "terms": terms,
+        "length": len(terms),
     }
 
 
@@ -71,13 +72,14 @@ async def upsert(connection: AsyncConnection, owner: str, items: list[MemoryItem
     async with connection.cursor() as cursor:
         await cursor.executemany(
             "INSERT INTO memory_items (owner, id, layer, type, fingerprint, prior, content,"
-            " updated_at, expires_at, item, terms) VALUES (%(owner)s, %(id)s, %(layer)s,"
+            " updated_at, expires_at, item, terms, length) VALUES (%(owner)s, %(id)s, %(layer)s,"
             " %(type)s, %(fingerprint)s, %(prior)s, %(content)s, %(updated_at)s,"
-            " %(expires_at)s, %(item)s, %(terms)s) ON CONFLICT (owner, id) DO UPDATE SET"
+            " %(expires_at)s, %(item)s, %(terms)s, %(length)s)"
+            " ON CONFLICT (owner, id) DO UPDATE SET"
             " layer = EXCLUDED.layer, type = EXCLUDED.type, fingerprint = EXCLUDED.fingerprint,"
             " prior = EXCLUDED.prior, content = EXCLUDED.content,"
             " updated_at = EXCLUDED.updated_at, expires_at = EXCLUDED.expires_at,"
-            " item = EXCLUDED.item, terms = EXCLUDED.terms,"
+            " item = EXCLUDED.item, terms = EXCLUDED.terms, length = EXCLUDED.length,"
             " vector = CASE WHEN memory_items.content = EXCLUDED.content"
             "   THEN memory_items.vector END,"
             " vector_model = CASE WHEN memory_items.content = EXCLUDED.content"
@@ -128,40 +130,72 @@ async def live(
     return [MemoryItem.model_validate_json(text) for (text,) in await cursor.fetchall()]
 
 
-async def size(connection: AsyncConnection, owner: str, now: datetime) -> tuple[int, int]:
-    """How many live items the owner has, and their terms in all (BM25's average length)."""
+async def size(connection: AsyncConnection, owner: str, now: datetime) -> int:
+    """How many live items the owner has."""
     cursor = await connection.execute(
-        f"SELECT count(*), coalesce(sum(cardinality(terms)), 0) FROM memory_items WHERE {LIVE}",
-        {"owner": owner, "now": now},
+        f"SELECT count(*) FROM memory_items WHERE {LIVE}", {"owner": owner, "now": now}
     )
     row = await cursor.fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+    return int(row[0]) if row else 0
 
 
-async def holding(
+@dataclass(frozen=True)
+class WordStatistics:
+    """What BM25 needs of the owner's items besides the matches themselves."""
+
+    count: int
+    """Live items."""
+    total_length: int
+    """Their terms in all (for the average length)."""
+    holding: list[int]
+    """How many of them hold each query term, in the query's order."""
+
+
+async def statistics(
     connection: AsyncConnection, owner: str, now: datetime, terms: list[str]
-) -> dict[str, int]:
-    """How many live items of the owner hold each term (BM25's document frequency)."""
+) -> WordStatistics:
+    """Counts for BM25 in one round trip: items, their length, each term's document count."""
     cursor = await connection.execute(
-        "SELECT q.term, (SELECT count(*) FROM memory_items WHERE "
-        + LIVE
-        + " AND lexemes @@ q.query::tsquery) FROM unnest(%(terms)s::text[], %(queries)s::text[])"
-        " AS q(term, query)",
-        {"owner": owner, "now": now, "terms": terms, "queries": [_quoted(t) for t in terms]},
+        f"SELECT count(*), coalesce(sum(length), 0), ARRAY(SELECT (SELECT count(*)"
+        f" FROM memory_items WHERE {LIVE} AND lexemes @@ q.query::tsquery)"
+        " FROM unnest(%(queries)s::text[]) WITH ORDINALITY AS q(query, n) ORDER BY n)"
+        f" FROM memory_items WHERE {LIVE}",
+        {"owner": owner, "now": now, "queries": [_quoted(term) for term in terms]},
     )
-    return {term: int(count) for term, count in await cursor.fetchall()}
+    row = await cursor.fetchone()
+    if row is None:
+        return WordStatistics(0, 0, [0] * len(terms))
+    return WordStatistics(int(row[0]), int(row[1]), [int(n) for n in row[2]])
+
+
+def searched_terms(terms: list[str], holding: list[int]) -> list[str]:
+    """The terms whose items are read, as the file store's index reads postings: those held
+    by at most `SCAN_LIMIT` items (a common word then only adds its weight to what they
+    found), else the rarest one alone (its newest `SCAN_LIMIT` items)."""
+    held = [(count, term) for term, count in zip(terms, holding, strict=True) if count]
+    rare = [term for count, term in held if count <= SCAN_LIMIT]
+    return rare or [min(held)[1]] if held else []
 
 
 async def sharing_words(
-    connection: AsyncConnection, owner: str, now: datetime, terms: list[str]
-) -> list[tuple[str, list[str]]]:
-    """(id, terms) of the live items holding any of `terms`, newest first, `SCAN_LIMIT` at most."""
+    connection: AsyncConnection, owner: str, now: datetime, terms: list[str], searched: list[str]
+) -> list[tuple[str, int, list[int]]]:
+    """The live items holding any of the `searched` terms, newest first, `SCAN_LIMIT` per
+    term at most: each as (id, its length in terms, how often it holds each of `terms`)."""
     cursor = await connection.execute(
-        f"SELECT id, terms FROM memory_items WHERE {LIVE} AND lexemes @@ %(query)s::tsquery"
-        f" ORDER BY updated_at DESC LIMIT {SCAN_LIMIT}",
-        {"owner": owner, "now": now, "query": tsquery(terms)},
+        "SELECT id, length, ARRAY(SELECT cardinality(array_positions(terms, q.term))"
+        " FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(term, n) ORDER BY n)"
+        f" FROM (SELECT id, length, terms FROM memory_items WHERE {LIVE}"
+        " AND lexemes @@ %(query)s::tsquery ORDER BY updated_at DESC LIMIT %(limit)s) m",
+        {
+            "owner": owner,
+            "now": now,
+            "terms": terms,
+            "query": tsquery(searched),
+            "limit": SCAN_LIMIT * len(searched),
+        },
     )
-    return [(item_id, list(found)) for item_id, found in await cursor.fetchall()]
+    return [(item_id, length, counts) for item_id, length, counts in await cursor.fetchall()]
 
 
 async def vectors(
@@ -190,10 +224,10 @@ async def strongest(
     """Per layer, the `per_layer` live items with the highest static prior (as
     `UserItems.strongest` orders them: prior, then id, highest first)."""
     cursor = await connection.execute(
-        f"SELECT {FIELDS} FROM (SELECT id, item, row_number() OVER (PARTITION BY layer"
-        f" ORDER BY prior DESC, id DESC) AS place FROM memory_items WHERE {LIVE}) ranked"
-        " WHERE place <= %(limit)s",
-        {"owner": owner, "now": now, "limit": per_layer},
+        "SELECT s.id, s.item FROM unnest(%(layers)s::text[]) AS l(layer), LATERAL"
+        f" (SELECT id, item FROM memory_items WHERE {LIVE} AND layer = l.layer"
+        " ORDER BY prior DESC, id DESC LIMIT %(limit)s) s",
+        {"owner": owner, "now": now, "limit": per_layer, "layers": [x.value for x in Layer]},
     )
     return {
         item_id: MemoryItem.model_validate_json(text) for item_id, text in await cursor.fetchall()

@@ -72,6 +72,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             expires_at timestamptz,
             item text NOT NULL,
             terms text[] NOT NULL,
+            length integer NOT NULL,
             lexemes tsvector GENERATED ALWAYS AS (array_to_tsvector(terms)) STORED,
             vector_model text,
             vector bytea,
@@ -80,7 +81,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX memory_items_lexemes ON memory_items USING gin (lexemes);
         CREATE INDEX memory_items_fingerprint ON memory_items (owner, fingerprint);
         CREATE INDEX memory_items_newest ON memory_items (owner, layer, updated_at);
-        CREATE INDEX memory_items_prior ON memory_items (owner, layer, prior);
+        CREATE INDEX memory_items_prior ON memory_items (owner, layer, prior, id);
+        CREATE INDEX memory_items_length ON memory_items (owner) INCLUDE (length, expires_at);
         """,
     ),
     Migration(
