@@ -5,6 +5,7 @@ the same order from either, by words and by meaning (the bundled e5 model). Whil
 database is away a recall is empty rather than an error, and what was said waits in memory
 until it is back."""
 
+import asyncio
 import re
 from datetime import UTC, datetime
 
@@ -110,3 +111,23 @@ async def test_an_item_waiting_for_the_database_is_forgotten_with_the_user(own_p
         assert await store.count_for("ann") == 0, "nothing comes back after /forget all"
     finally:
         await database.close()
+
+
+async def test_two_processes_storing_one_fact_at_once_make_one_item(database_url):
+    first, second = await opened(database_url), await opened(database_url)
+    try:
+        stores = [PostgresMemory(db, MemoryConfig, lambda: NOW) for db in (first, second)]
+        said = "Remember that my staging server is at 10.0.0.5."
+        await asyncio.gather(
+            *(
+                store.remember_exchange("ann", said, "Noted.", f"t:{at}")
+                for at, store in enumerate(stores * 3)
+            )
+        )
+        items = await stores[1].live_items("ann")
+        assert len(items) == 2, "the fact and the exchange, each once (repeated: promoted)"
+        fact = next(item for item in items if item.content.startswith("The user's staging"))
+        assert fact.confidence > 0.95, "six repeats, each merged into the one item"
+    finally:
+        await first.close()
+        await second.close()
