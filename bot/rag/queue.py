@@ -29,8 +29,19 @@ log = logging.getLogger("bot.rag")
 
 @dataclass(frozen=True)
 class QueuedDocument:
+    """A document in the queue, and where: its file, or (`of`) a database row's key."""
+
     path: Path
     document: RagDocument
+
+    @classmethod
+    def of(cls, key: str, document: RagDocument) -> QueuedDocument:
+        return cls(Path(key), document)
+
+    @property
+    def key(self) -> str:
+        """The file's name, or the row's key."""
+        return self.path.name
 
 
 class IndexQueue:

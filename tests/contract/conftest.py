@@ -13,9 +13,12 @@ from bot.adapters.embeddings.embedded import EmbeddedEmbedder
 from bot.adapters.telegram.inbox import UpdateInbox, chat_of, sender_of
 from bot.config.model import MemoryConfig
 from bot.memory.service import ShortTermMemory
+from bot.rag.ledger import IndexLedger
+from bot.rag.queue import IndexQueue
 from bot.storage.postgres.database import Database
 from bot.storage.postgres.inbox import PostgresUpdateInbox
 from bot.storage.postgres.memory import PostgresMemory
+from bot.storage.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
 from bot.storage.postgres.sessions import PostgresSessionStore
 from bot.storage.postgres.usage import PostgresUsageLedger
 from bot.storage.sessions import JsonSessionStore
@@ -181,4 +184,43 @@ async def new_inbox(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIter
     yield make
     for inbox in made:
         await inbox.close()
+
+
+Queues = Callable[[], Awaitable[IndexQueue | PostgresIndexQueue]]
+
+
+@pytest.fixture(params=STORES)
+async def new_index_queue(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Queues]:
+    """Makes an index queue over the same place each call, as a restart would."""
+    connections = Connections(request)
+
+    async def make() -> IndexQueue | PostgresIndexQueue:
+        if request.param == "files":
+            return IndexQueue(tmp_path / "rag" / "queue")
+        queue = PostgresIndexQueue(await connections.open())
+        await queue.load()
+        return queue
+
+    yield make
+    await connections.close()
+
+
+Ledgers_ = Callable[[], Awaitable[IndexLedger | PostgresIndexLedger]]
+
+
+@pytest.fixture(params=STORES)
+async def new_index_ledger(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Ledgers_]:
+    """Makes an index ledger over the same place each call, as a restart would."""
+    connections = Connections(request)
+
+    async def make() -> IndexLedger | PostgresIndexLedger:
+        if request.param == "files":
+            return IndexLedger(tmp_path / "rag" / "ledger")
+        ledger = PostgresIndexLedger(await connections.open())
+        await ledger.load()
+        return ledger
+
+    yield make
     await connections.close()

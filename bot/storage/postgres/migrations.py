@@ -86,6 +86,28 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
     ),
     Migration(
+        11,
+        "rag index queue and ledger",
+        """
+        CREATE TABLE rag_queue (
+            id bigserial PRIMARY KEY,
+            owner text NOT NULL,
+            document text NOT NULL,
+            claimed_until timestamptz,
+            refused text
+        );
+        CREATE INDEX rag_queue_waiting ON rag_queue (id) WHERE refused IS NULL;
+        CREATE INDEX rag_queue_owner ON rag_queue (owner);
+        CREATE TABLE rag_ledger (
+            owner text NOT NULL,
+            file_source text NOT NULL,
+            first bigserial,
+            entry text NOT NULL,
+            PRIMARY KEY (owner, file_source)
+        );
+        """,
+    ),
+    Migration(
         20,
         "telegram inbox",
         """
