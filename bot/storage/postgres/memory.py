@@ -171,6 +171,9 @@ class PostgresMemory(RemembersExchanges):
 
     async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
         """Delete one item of this user (another user's id is simply not found)."""
+        waiting = [item for item in self._unwritten.pop(user_id, []) if item.id != item_id]
+        if waiting:  # a version waiting for the database must not bring the item back
+            self._unwritten[user_id] = waiting
         async with self._database.connection(STORE) as connection:
             cursor = await connection.execute(
                 "DELETE FROM memory_items WHERE owner = %s AND id = %s RETURNING item",
@@ -219,6 +222,8 @@ class PostgresMemory(RemembersExchanges):
     # -- internals --------------------------------------------------------------------------
 
     async def _rank(self, user_id: str, query: str, config: MemoryConfig) -> list[ScoredItem]:
+        """Two visits to the database, the question embedded between them: a slow embedding
+        server never holds a pooled connection."""
         now = self._clock()
         terms = list(dict.fromkeys(tokens(query)))
         async with self._database.connection(STORE) as connection:
@@ -231,14 +236,15 @@ class PostgresMemory(RemembersExchanges):
                 if searched
                 else []
             )
-            vector = await self._query_vector(query)
+            profile = await rows.strongest(connection, user_id, now, PROFILE_TOP_K * 3)
+        vector = await self._query_vector(query)
+        async with self._database.connection(STORE) as connection:
             stored: list[tuple[str, bytes]] = []
             if vector is not None and self._embedder is not None:
                 oldest = now - timedelta(days=config.lookback_days)
                 model_id = self._embedder.model_id
                 stored = await rows.vectors(connection, user_id, now, model_id, oldest)
             lexical, near = await asyncio.to_thread(_score, terms, sharing, words, stored, vector)
-            profile = await rows.strongest(connection, user_id, now, PROFILE_TOP_K * 3)
             wanted = [i for i in dict.fromkeys([*lexical, *near]) if i not in profile]
             items = await rows.by_ids(connection, user_id, wanted)
         items.update(profile)
