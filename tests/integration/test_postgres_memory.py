@@ -14,6 +14,7 @@ import pytest
 from bench.memory_eval_data import load_eval_set
 from bot.adapters.embeddings.embedded import EmbeddedEmbedder
 from bot.config.model import MemoryConfig
+from bot.memory.items import ItemType, new_item
 from bot.memory.service import ShortTermMemory
 from bot.storage.postgres.database import REST_SECONDS, Database, DatabaseDown, DatabaseHealth
 from bot.storage.postgres.memory import PostgresMemory
@@ -131,3 +132,23 @@ async def test_two_processes_storing_one_fact_at_once_make_one_item(database_url
     finally:
         await first.close()
         await second.close()
+
+
+async def test_an_item_forgotten_while_it_waits_for_the_database_never_comes_back(own_postgres):
+    url = own_postgres.create_database()
+    seconds = [0.0]
+    database = Database(url, DatabaseHealth(timer=lambda: seconds[0]))
+    await database.open()
+    try:
+        store = PostgresMemory(database, MemoryConfig, lambda: NOW)
+        own_postgres.pause()
+        (fact,) = await store.add(
+            "ann", [new_item(ItemType.FACT, "The user's PIN is 4512", source="t", confidence=1)]
+        )
+        own_postgres.resume()
+        seconds[0] += REST_SECONDS
+        await store.forget("ann", fact.id)
+        await store.retry_unwritten()
+        assert await store.count_for("ann") == 0
+    finally:
+        await database.close()
