@@ -113,7 +113,7 @@ class RagIndexer:
                     if self._stopping:  # a settle may yet queue a document: look again soon
                         await self._sleep(0.1)
                     else:
-                        idle = self.queue.poll_seconds if rag.enabled else None
+                        idle = self.queue.poll_seconds  # other processes' documents
                         await self._sleep(idle if rag.enabled else DISABLED_RECHECK_SECONDS)
                     continue
                 await self._send(item)
@@ -122,7 +122,9 @@ class RagIndexer:
                     await self._refuse(item, str(exc))
                 continue
             except Exception as exc:
-                if not isinstance(exc, RagUnavailable):
+                if item is None:  # the queue's database is away (it logs that itself)
+                    log.debug("[RagIndexing] the queue could not be read: %s", exc)
+                elif not isinstance(exc, RagUnavailable):
                     log.exception("[RagIndexing] Failed to index: %s", exc)
                 if item is not None:
                     await self._release(item)
