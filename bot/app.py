@@ -52,7 +52,14 @@ from bot.ports.health import HealthCheck
 from bot.ports.llm import LlmPort
 from bot.ports.memory import UserMemoryStore
 from bot.ports.metrics import NO_METRICS, MetricsObserver
-from bot.ports.rag import RagDocumentStore, RagHealthCheck, RagRecall, RagUploads
+from bot.ports.rag import (
+    IndexLedgerStore,
+    IndexQueueStore,
+    RagDocumentStore,
+    RagHealthCheck,
+    RagRecall,
+    RagUploads,
+)
 from bot.ports.sessions import SessionStore
 from bot.ports.speech import SpeechPort
 from bot.prompts import PromptFiles
@@ -72,6 +79,8 @@ from bot.storage.chat_models import ChatModels
 from bot.storage.disk import DiskHealth
 from bot.storage.postgres.choices import PostgresChoiceTables
 from bot.storage.postgres.database import Database
+from bot.storage.postgres.memory import PostgresMemory
+from bot.storage.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
 from bot.storage.postgres.reminders import PostgresReminderBook, ReminderLease
 from bot.storage.postgres.sessions import PostgresSessionStore
 from bot.storage.postgres.usage import PostgresUsageLedger
@@ -116,7 +125,7 @@ class BotApp:
     pipeline: Pipeline
     runner: TurnRunner
     llm: LlmPort
-    memory: ShortTermMemory
+    memory: ShortTermMemory | PostgresMemory
     rag: RagServer
     indexer: RagIndexer
     embedder: EmbeddingPort
@@ -208,21 +217,35 @@ class BotApp:
             starting.append(configured.warm_up)
             closing.append(configured.close)
             embedder = configured
-        memory = ShortTermMemory(
-            data / "memory", lambda: config.current().memory, embedder=embedder
-        )
+        memory: ShortTermMemory | PostgresMemory
+        if database is not None:  # memory items in PostgreSQL; retried with the disk's backlog
+            memory = PostgresMemory(database, lambda: config.current().memory, embedder=embedder)
+            disk.add_backlog(memory)
+        else:
+            memory = ShortTermMemory(
+                data / "memory", lambda: config.current().memory, embedder=embedder
+            )
         # Facts in any words: one structured LLM call after quick turns (`memory.extraction`).
         extractor = LlmFactExtractor(metered, config.current, memory)
         remember = RememberSwitch(data / "memory" / "remember-off.json")
 
         # Long-term memory through LightRAG (`# Relevant Memory`, order 55).
-        ledger = IndexLedger(data / "rag" / "ledger", disk)
+        ledger: IndexLedgerStore
+        queue: IndexQueueStore
+        if database is not None:  # the index queue and ledger in PostgreSQL
+            postgres_ledger = PostgresIndexLedger(database)
+            postgres_queue = PostgresIndexQueue(database)
+            starting += [postgres_ledger.load, postgres_queue.load]
+            disk.add_backlog(postgres_queue)  # what the database refused: retried with the disk's
+            ledger, queue = postgres_ledger, postgres_queue
+        else:
+            ledger = IndexLedger(data / "rag" / "ledger", disk)
+            queue = IndexQueue(data / "rag" / "queue", disk)
         if rag is None:
             lightrag = LightRagAdapter(config, settings.rag_api_key, owners=ledger.owner_count)
             starting.append(lambda: _log_refused_retrieval_style(lightrag, config))
             closing.append(lightrag.aclose)
             rag = lightrag
-        queue = IndexQueue(data / "rag" / "queue", disk)
         indexer = RagIndexer(queue, rag, ledger, config)
         if isinstance(rag, LightRagAdapter):  # queued documents go once the server is back
             rag.breaker.on_recovery = indexer.server_is_back
@@ -457,7 +480,7 @@ def _voice_choices_in(choices: PostgresChoiceTables, bot: TelegramBot) -> None:
         bot.voice_replies.switch = VoiceSwitch(None, store)
 
 
-def _watch_queues(metrics: PrometheusMetrics, app: BotApp, queue: IndexQueue) -> None:
+def _watch_queues(metrics: PrometheusMetrics, app: BotApp, queue: IndexQueueStore) -> None:
     """What the metrics read when scraped: queue depths, the RAG circuit, the disk."""
     metrics.watch("bot_index_queue_depth", "Documents waiting for LightRAG.", lambda: queue.depth)
     metrics.watch(

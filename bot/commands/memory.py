@@ -23,8 +23,7 @@ from bot.i18n.catalogue import commands as command_texts
 from bot.i18n.catalogue import memory as texts
 from bot.memory.items import TRAITS
 from bot.memory.remember_switch import RememberSwitch
-from bot.memory.service import ShortTermMemory
-from bot.ports.memory import PendingExtraction, UserMemoryStore
+from bot.ports.memory import BrowsableMemory, PendingExtraction, UserMemoryStore
 from bot.ports.turns import TurnStopper
 
 log = logging.getLogger(__name__)
@@ -39,7 +38,7 @@ class MemoryCommands:
     short-term memory included; other kinds of memory join by being listed there."""
 
     registry: CommandRegistry
-    memory: ShortTermMemory
+    memory: BrowsableMemory
     stores: Sequence[UserMemoryStore]
     switch: RememberSwitch
     extraction: PendingExtraction | None = None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import islice
 
 K1 = 1.2
@@ -92,12 +92,46 @@ class LexicalIndex:
         scores: dict[str, float] = {}
         for term in unique:
             posting = self._postings.get(term, {})
-            idf = math.log(1 + (count - len(posting) + 0.5) / (len(posting) + 0.5))
+            idf = inverse_frequency(count, len(posting))
             ceiling += idf * (K1 + 1)
             for item_id, tf in _entries(posting, scores):
                 gain = idf * tf * (K1 + 1) / (tf + norm + slope * length[item_id])
                 scores[item_id] = scores.get(item_id, 0.0) + gain
         return {item_id: score / ceiling for item_id, score in scores.items()}
+
+
+def inverse_frequency(count: int, holding: int) -> float:
+    """BM25's idf of a word that `holding` of `count` items hold."""
+    return math.log(1 + (count - holding + 0.5) / (holding + 0.5))
+
+
+def relevance_among(
+    query_terms: list[str],
+    documents: Iterable[tuple[str, int, Sequence[int]]],
+    holding: Sequence[int],
+    count: int,
+    total_length: int,
+) -> dict[str, float]:
+    """`LexicalIndex.relevance` where a database found the items: `query_terms` distinct,
+    `documents` (item id, its length in terms, how often it holds each query term) of items
+    sharing a word with the query, `holding` how many of the user's `count` items hold each
+    query term, `total_length` their terms in all. Same formula, same scale."""
+    if not count or not query_terms:
+        return {}
+    norm = K1 * (1 - B)
+    slope = K1 * B / (total_length / count or 1.0)
+    idf = [inverse_frequency(count, held) for held in holding]
+    ceiling = sum(weight * (K1 + 1) for weight in idf)
+    scores: dict[str, float] = {}
+    for item_id, length, counts in documents:
+        gain = sum(
+            weight * tf * (K1 + 1) / (tf + norm + slope * length)
+            for weight, tf in zip(idf, counts, strict=True)
+            if tf
+        )
+        if gain > 0:
+            scores[item_id] = gain / ceiling
+    return scores
 
 
 def _entries(posting: dict[str, int], found: dict[str, float]) -> Iterable[tuple[str, int]]:

@@ -17,6 +17,7 @@ an old exchange with nothing in common with the message never comes in on its pr
 from __future__ import annotations
 
 import heapq
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from operator import itemgetter
@@ -108,20 +109,44 @@ def fuse(lexical: dict[str, float], semantic: dict[str, float]) -> dict[str, flo
     return {item_id: value / ceiling for item_id, value in fused.items()}
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """What a store found for one message, for `rank_candidates` to fuse and score: the
+    file store reads it from its in-memory index (`rank`), PostgreSQL from its queries."""
+
+    lexical: dict[str, float]
+    """Items sharing words with the message, with their BM25 relevance in (0, 1]."""
+    nearest: dict[str, float]
+    """Up to `SEMANTIC_POOL` items nearest to the message in meaning, with their cosines."""
+    items: Mapping[str, MemoryItem]
+    """Every item named in `lexical`, `nearest` or `profile` (others are skipped)."""
+    profile: list[str]
+    """Per layer, the ids of the items with the highest static prior (`PROFILE_TOP_K * 3`)."""
+
+
+def lexical_pool(lexical: dict[str, float]) -> dict[str, float]:
+    """The `LEXICAL_POOL` best word matches, the only ones scored (a store that must fetch
+    each item cuts to them before it fetches)."""
+    if len(lexical) <= LEXICAL_POOL:
+        return lexical
+    return dict(heapq.nlargest(LEXICAL_POOL, lexical.items(), key=itemgetter(1)))
+
+
+def above_floor(nearest: dict[str, float]) -> dict[str, float]:
+    """The neighbours in meaning with more than `SEMANTIC_FLOOR` of the best cosine."""
+    floor = max(0.0, SEMANTIC_FLOOR * max(nearest.values(), default=0.0))
+    return {item_id: cos for item_id, cos in nearest.items() if cos > floor}
+
+
 def word_matches(items: UserItems, query: str) -> dict[str, float]:
     """The items sharing words with `query` and their BM25 relevance: the best
     `LEXICAL_POOL` of them."""
-    lexical = items.lexical(tokens(query))
-    if len(lexical) > LEXICAL_POOL:
-        lexical = dict(heapq.nlargest(LEXICAL_POOL, lexical.items(), key=itemgetter(1)))
-    return lexical
+    return lexical_pool(items.lexical(tokens(query)))
 
 
 def nearest_in_meaning(search: VectorSearch, query_vector: Vectors) -> dict[str, float]:
     """The `SEMANTIC_POOL` items nearest to the question and their cosine, above the floor."""
-    nearest = search(query_vector, SEMANTIC_POOL)
-    floor = max(0.0, SEMANTIC_FLOOR * max(nearest.values(), default=0.0))
-    return {item_id: cos for item_id, cos in nearest.items() if cos > floor}
+    return above_floor(search(query_vector, SEMANTIC_POOL))
 
 
 def rank(
@@ -133,23 +158,44 @@ def rank(
     words: dict[str, float] | None = None,
     meaning: dict[str, float] | None = None,
 ) -> list[ScoredItem]:
-    """The best items for `query`: at most top-k per layer, best first, then the profile.
+    """`rank_candidates` over one user's items in memory (the file store).
 
-    Candidates are the items sharing words with the query and, given `query_vector`, the
-    items nearest to it in meaning. Identity and constraint items that neither found come
-    after them, outside the top-k: they matter to most questions, but the top of `# Memory`
-    is what this question is about. `words` and `meaning`: `word_matches(items, query)` and
-    `nearest_in_meaning(…, query_vector)` when the caller found them already (the words while
-    the question was being embedded, the neighbours of a large user in a worker thread).
+    `words` and `meaning`: `word_matches(items, query)` and `nearest_in_meaning(…,
+    query_vector)` when the caller found them already (the words while the question was being
+    embedded, the neighbours of a large user in a worker thread).
     """
     lexical = word_matches(items, query) if words is None else words
     semantic = meaning or {}
     if meaning is None and query_vector is not None and items.vectors is not None:
         semantic = nearest_in_meaning(items.vectors.search_as_now(), query_vector)
+    return rank_candidates(
+        Candidates(
+            lexical=lexical,
+            nearest=semantic,
+            items=items.items,
+            profile=items.strongest(PROFILE_TOP_K * 3),
+        ),
+        now,
+        config,
+    )
+
+
+def rank_candidates(
+    candidates: Candidates, now: datetime, config: MemoryConfig
+) -> list[ScoredItem]:
+    """The best items for the message: at most top-k per layer, best first, then the profile.
+
+    Candidates are the items sharing words with the query and the items nearest to it in
+    meaning. Identity and constraint items that neither found come after them, outside the
+    top-k: they matter to most questions, but the top of `# Memory` is what this question is
+    about.
+    """
+    lexical = lexical_pool(candidates.lexical)
+    semantic = above_floor(candidates.nearest)
 
     per_layer: dict[Layer, list[ScoredItem]] = {layer: [] for layer in Layer}
     for item_id, relevance in fuse(lexical, semantic).items():
-        item = items.get(item_id)
+        item = candidates.items.get(item_id)
         if item is None or not _recallable(item, now, config):
             continue
         value = score(item, relevance, now, config.decay_days)
@@ -160,16 +206,16 @@ def rank(
     for layer, scored in per_layer.items():
         chosen += heapq.nlargest(top_k(config, layer), scored, key=lambda s: s.score)
     chosen.sort(key=lambda s: s.score, reverse=True)
-    return chosen + _profile(items, {s.item.id for s in chosen}, now, config)
+    return chosen + _profile(candidates, {s.item.id for s in chosen}, now, config)
 
 
 def _profile(
-    items: UserItems, taken: set[str], now: datetime, config: MemoryConfig
+    candidates: Candidates, taken: set[str], now: datetime, config: MemoryConfig
 ) -> list[ScoredItem]:
     """The strongest identity and constraint items not chosen already, on their priors."""
     found: list[ScoredItem] = []
-    for item_id in items.strongest(PROFILE_TOP_K * 3):
-        item = items.get(item_id)
+    for item_id in candidates.profile:
+        item = candidates.items.get(item_id)
         if item is None or item_id in taken or item.type not in PROFILE_TYPES:
             continue
         if _recallable(item, now, config):

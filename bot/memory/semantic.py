@@ -80,6 +80,35 @@ def item_text(item: MemoryItem) -> str:
     return item.content
 
 
+class EmbeddingRest:
+    """After consecutive failures, embeddings rest (`EMBEDDINGS_BACKOFF`) and memory recalls by
+    words meanwhile; one log line when they fail and one when they are back."""
+
+    def __init__(self, timer: Callable[[], float] = time.monotonic) -> None:
+        self._timer = timer
+        self._failures = 0
+        self._resting_until = 0.0
+
+    def resting(self) -> bool:
+        return self._timer() < self._resting_until
+
+    def failed(self, exc: BaseException) -> None:
+        self._failures += 1
+        rest = EMBEDDINGS_BACKOFF.after(self._failures)
+        self._resting_until = self._timer() + rest
+        reason = str(exc) or type(exc).__name__
+        log.warning(
+            "[Memory] embeddings failed (%s); recalling by words, trying again in %gs",
+            reason,
+            rest,
+        )
+
+    def succeeded(self) -> None:
+        if self._failures:
+            log.info("[Memory] embeddings are back")
+        self._failures = 0
+
+
 class SemanticMemory:
     """Opens, fills and searches each user's vectors through an `EmbeddingPort`."""
 
@@ -97,19 +126,17 @@ class SemanticMemory:
         self._directory_of = directory_of
         self._items_of = items_of
         self._lock_of = lock_of
-        self._timer = timer
+        self._rest = EmbeddingRest(timer)
         self._dimensions: dict[str, int] = {}
         self._filling: dict[str, asyncio.Task[None]] = {}
         self._complete: set[tuple[str, str]] = set()
         """(user, model) pairs whose older models' files are gone already this run."""
-        self._failures = 0
-        self._resting_until = 0.0
         self._asked = AskedBefore(ASKED_BEFORE)
 
     async def query_vector(self, user_id: str, items: UserItems, query: str) -> Vectors | None:
         """The question's vector, with this user's vectors open; None means "words alone"."""
         model_id = self._embedder.model_id
-        if not model_id or self._resting():
+        if not model_id or self._rest.resting():
             return None
         pending = self._filling.get(user_id)
         if pending is not None and items.without_vectors(1):
@@ -120,9 +147,9 @@ class SemanticMemory:
                 async with asyncio.timeout(self._config().timeout_seconds):
                     vector = (await self._embedder.embed([query]))[0]
             except (EmbeddingError, TimeoutError) as exc:
-                self._failed(exc)
+                self._rest.failed(exc)
                 return None
-            self._succeeded()
+            self._rest.succeeded()
             self._asked.put(model_id, query, vector)
         self._dimensions[model_id] = vector.shape[0]
         await self._open(user_id, items, model_id)
@@ -131,7 +158,7 @@ class SemanticMemory:
 
     def fill_in_background(self, user_id: str) -> None:
         """Embed this user's items that have no vector yet; one task per user at a time."""
-        if not self._embedder.model_id or user_id in self._filling or self._resting():
+        if not self._embedder.model_id or user_id in self._filling or self._rest.resting():
             return
         task = asyncio.create_task(self._fill(user_id), name=f"memory-embed:{user_id}")
         self._filling[user_id] = task
@@ -151,7 +178,7 @@ class SemanticMemory:
         while True:
             items = self._items_of(user_id)
             model_id = self._embedder.model_id
-            if items is None or not model_id or self._resting():
+            if items is None or not model_id or self._rest.resting():
                 return
             if items.vectors is None or items.vectors.model_id != model_id:
                 if model_id not in self._dimensions:
@@ -165,9 +192,9 @@ class SemanticMemory:
                 texts = [item_text(item) for item in batch]
                 vectors = await self._embedder.embed(texts)
             except EmbeddingError as exc:
-                self._failed(exc)
+                self._rest.failed(exc)
                 return
-            self._succeeded()
+            self._rest.succeeded()
             await self._store(user_id, items, model_id, batch, vectors)
 
     async def _store(
@@ -216,25 +243,6 @@ class SemanticMemory:
     def _remove_from_files(self, user_id: str, item_ids: set[str]) -> None:
         for file in VectorFile.every(self._directory_of(user_id)):
             file.remove(item_ids)
-
-    def _resting(self) -> bool:
-        return self._timer() < self._resting_until
-
-    def _failed(self, exc: BaseException) -> None:
-        self._failures += 1
-        rest = EMBEDDINGS_BACKOFF.after(self._failures)
-        self._resting_until = self._timer() + rest
-        reason = str(exc) or type(exc).__name__
-        log.warning(
-            "[Memory] embeddings failed (%s); recalling by words, trying again in %gs",
-            reason,
-            rest,
-        )
-
-    def _succeeded(self) -> None:
-        if self._failures:
-            log.info("[Memory] embeddings are back")
-        self._failures = 0
 
 
 def _read_index(

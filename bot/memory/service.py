@@ -26,8 +26,9 @@ from datetime import datetime
 from pathlib import Path
 
 from bot.config.model import MemoryConfig
-from bot.conversation import Speaker, utc_now
-from bot.memory.episodes import items_from_exchange, promoted
+from bot.conversation import utc_now
+from bot.memory.episodes import promoted
+from bot.memory.exchanges import RemembersExchanges
 from bot.memory.files import UserFiles, remove_ids
 from bot.memory.heap import full_collections_paused, settle
 from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint, reworded
@@ -60,7 +61,7 @@ class MemoryOverview:
     episodes: int
 
 
-class ShortTermMemory:
+class ShortTermMemory(RemembersExchanges):
     """Short-term memory over per-user JSONL files under `root`: every protocol of
     `bot/ports/memory.py` but the extractor's queue."""
 
@@ -77,6 +78,7 @@ class ShortTermMemory:
         first_recall_wait: float = FIRST_RECALL_WAIT,
         user_files: Callable[[Path, str], UserFiles] = UserFiles,
     ) -> None:
+        super().__init__()
         self.root = root
         self._user_files = user_files
         self._config = config
@@ -87,7 +89,6 @@ class ShortTermMemory:
         self._loading: dict[str, _Loading] = {}
         self._load_tasks: dict[str, asyncio.Task[UserItems]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._background: set[asyncio.Task[object]] = set()
         self._semantic = (
             SemanticMemory(
                 embedder,
@@ -126,15 +127,7 @@ class ShortTermMemory:
 
     async def search(self, user_id: str, query: str, limit: int = 8) -> list[ScoredItem]:
         """Items sharing words with `query`, best first, whatever their layer's top-k."""
-        relaxed = self._config().model_copy(
-            update={
-                "min_score": 0.0,
-                "semantic_top_k": limit,
-                "procedural_top_k": limit,
-                "episodic_top_k": limit,
-                "lookback_days": 3650,
-            }
-        )
+        relaxed = relaxed_for_search(self._config(), limit)
         items = await self._items(user_id)
         vector = await self._query_vector(user_id, items, query)
         meaning = await self._meaning(items, vector)
@@ -182,55 +175,6 @@ class ShortTermMemory:
         return sum(1 for item in await self._items(user_id) if not item.expired(now))
 
     # -- writing ----------------------------------------------------------------------------
-
-    def remember_in_background(
-        self,
-        user_id: str,
-        user_text: str,
-        assistant_text: str | None,
-        source: str,
-        with_rules: bool = True,
-        speaker: Speaker | None = None,
-        *,
-        config: MemoryConfig | None = None,
-    ) -> asyncio.Task[object]:
-        """Store what the exchange holds without making the reply wait for the disk."""
-        task: asyncio.Task[object] = asyncio.create_task(
-            self.remember_exchange(
-                user_id, user_text, assistant_text, source, with_rules, speaker, config=config
-            ),
-            name=_background_name(user_id),
-        )
-        self._background.add(task)
-        task.add_done_callback(self._background_done)
-        return task
-
-    async def remember_exchange(
-        self,
-        user_id: str,
-        user_text: str,
-        assistant_text: str | None,
-        source: str,
-        with_rules: bool = True,
-        speaker: Speaker | None = None,
-        *,
-        config: MemoryConfig | None = None,
-    ) -> list[MemoryItem]:
-        """The exchange as an episode and, `with_rules`, the facts the rules find in it.
-
-        `user_id` is the memory's owner (a user, or a group); `speaker`, in a group, is the
-        member who said it, and the items name them. `config`: as in `recall`."""
-        config = config or self._config()
-        new = items_from_exchange(
-            user_text,
-            assistant_text,
-            source,
-            self._clock(),
-            config.episodic_ttl_days,
-            with_rules,
-            speaker,
-        )
-        return await self.add(user_id, new, config) if new else []
 
     async def add(
         self, user_id: str, new_items: list[MemoryItem], config: MemoryConfig | None = None
@@ -305,9 +249,7 @@ class ShortTermMemory:
 
         Exchanges of this user still being stored in the background are let finish first,
         so that the last thing said before "forget everything" does not outlive it."""
-        name = _background_name(user_id)
-        pending = [task for task in self._background if task.get_name() == name]
-        await asyncio.gather(*pending, return_exceptions=True)
+        await self._exchanges_stored(user_id)
         async with self._lock(user_id):
             items = await self._load_locked(user_id)
             count = len(items)
@@ -463,11 +405,6 @@ class ShortTermMemory:
     def _lock(self, user_id: str) -> asyncio.Lock:
         return self._locks.setdefault(user_id, asyncio.Lock())
 
-    def _background_done(self, task: asyncio.Task[object]) -> None:
-        self._background.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("[Memory] storing an exchange failed: %s", task.exception())
-
 
 class _Loading:
     """A user's items being read in a worker thread."""
@@ -477,8 +414,17 @@ class _Loading:
         """Their facts and how-tos, once the thread has read and indexed them."""
 
 
-def _background_name(user_id: str) -> str:
-    return f"memory-write:{user_id}"
+def relaxed_for_search(config: MemoryConfig, limit: int) -> MemoryConfig:
+    """`config` for the `memory` tool's search: up to `limit` per layer, any score, any age."""
+    return config.model_copy(
+        update={
+            "min_score": 0.0,
+            "semantic_top_k": limit,
+            "procedural_top_k": limit,
+            "episodic_top_k": limit,
+            "lookback_days": 3650,
+        }
+    )
 
 
 def same_memory(items: UserItems, new: MemoryItem) -> MemoryItem | None:

@@ -1,8 +1,9 @@
 """Memory as each of its users sees it: one narrow protocol per consumer, all in this file.
 
-Short-term memory (`ShortTermMemory`) implements most of them; the LLM extractor
-(`LlmFactExtractor`) the two about extraction; every store that keeps something about a user
-(short-term items, LightRAG documents, sessions, the Telegram inbox) `UserMemoryStore`.
+Short-term memory (`ShortTermMemory` over files, `PostgresMemory` with `DATABASE_URL`)
+implements most of them; the LLM extractor (`LlmFactExtractor`) the two about extraction;
+every store that keeps something about a user (short-term items, LightRAG documents,
+sessions, the Telegram inbox) `UserMemoryStore`.
 
     consumer                      protocol
     context building (order 20)   MemoryRecall
@@ -10,7 +11,7 @@ Short-term memory (`ShortTermMemory`) implements most of them; the LLM extractor
     the `memory` tool             MemoryItemsPort, RememberingPreference
     a shared document's note      DocumentNotes
     LLM fact extraction           ExtractionTarget
-    `/memory`, `/forget`          UserMemoryStore, PendingExtraction
+    `/memory`, `/forget`          UserMemoryStore, BrowsableMemory, PendingExtraction
     `TurnRunner`                  RememberingPreference
 """
 
@@ -24,6 +25,7 @@ from bot.conversation import Speaker
 if TYPE_CHECKING:  # the items themselves are memory's own types
     from bot.memory.items import ItemType, MemoryItem
     from bot.memory.scoring import ScoredItem
+    from bot.memory.service import MemoryOverview
 
 
 class MemoryRecall(Protocol):
@@ -106,6 +108,16 @@ class ExtractionTarget(Protocol):
     ) -> MemoryItem | None:
         """Give one item new wording and type under the same id; None when there is no such item."""
         ...
+
+    async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
+        """Delete one item of this user; None when the user has no such item."""
+        ...
+
+
+class BrowsableMemory(Protocol):
+    """A user's items as `/memory` lists them and `/forget <id>` deletes them one by one."""
+
+    async def overview(self, user_id: str) -> MemoryOverview: ...
 
     async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
         """Delete one item of this user; None when the user has no such item."""

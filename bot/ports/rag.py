@@ -9,13 +9,18 @@ server's; `RagIndexer` is the queue.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
 from bot.config import RuntimeConfig
+
+if TYPE_CHECKING:  # the queue's and the ledger's own types
+    from bot.rag.ledger import LedgerEntry
+    from bot.rag.queue import QueuedDocument
 
 
 class RagDocument(BaseModel):
@@ -124,4 +129,63 @@ class RagHealthCheck(Protocol):
 
     async def health(self) -> RagHealth:
         """A diagnostic look at the server; not called on the turn's path."""
+        ...
+
+
+class IndexQueueStore(Protocol):
+    """Where documents wait for LightRAG: files, or PostgreSQL (`DATABASE_URL`). Durable: a
+    document leaves only once the server has it (`done`) or refused it for good (`refuse`)."""
+
+    poll_seconds: float | None
+    """How often an idle worker looks for documents other processes added (None: never)."""
+    on_written: Callable[[], None] | None
+    """Called when documents kept in memory (the store refused them) reach the store."""
+
+    @property
+    def depth(self) -> int:
+        """Documents waiting, as last seen (cheap: metrics and `/status` read it)."""
+        ...
+
+    async def put(self, document: RagDocument) -> None: ...
+
+    async def claim(self) -> QueuedDocument | None:
+        """The oldest document no other worker holds, now held by this one; None when none."""
+        ...
+
+    async def done(self, item: QueuedDocument) -> None: ...
+
+    async def release(self, item: QueuedDocument) -> None:
+        """Not sent this time (the server is down): first in line again, for any worker."""
+        ...
+
+    async def refuse(self, item: QueuedDocument, reason: str) -> None:
+        """Set aside for an operator: the server refused it for good."""
+        ...
+
+    def failed_count(self) -> int:
+        """Documents set aside, as last seen."""
+        ...
+
+    async def count_of(self, owner: str) -> int: ...
+
+    async def forget_user(self, owner: str) -> int:
+        """Drop every document of `owner`, set-aside ones too; returns how many went."""
+        ...
+
+
+class IndexLedgerStore(Protocol):
+    """Which documents each user has on the LightRAG server: files, or PostgreSQL."""
+
+    async def record(self, owner: str, entry: LedgerEntry) -> None:
+        """Keep `entry`; a later one of the same `file_source` replaces it in place."""
+        ...
+
+    async def entries_of(self, owner: str) -> list[LedgerEntry]:
+        """The owner's documents, each as last recorded, in the order first recorded."""
+        ...
+
+    async def forget(self, owner: str) -> None: ...
+
+    def owner_count(self) -> int:
+        """How many users have documents on the server (cheap: no I/O)."""
         ...

@@ -17,10 +17,17 @@ import logging
 
 from bot.config import RuntimeConfigStore
 from bot.conversation import utc_now
-from bot.ports.rag import RagDocument, RagRejected, RagUnavailable, RagUploads
+from bot.ports.rag import (
+    IndexLedgerStore,
+    IndexQueueStore,
+    RagDocument,
+    RagRejected,
+    RagUnavailable,
+    RagUploads,
+)
 from bot.rag.documents import distinct
-from bot.rag.ledger import IndexLedger, LedgerEntry
-from bot.rag.queue import IndexQueue, QueuedDocument
+from bot.rag.ledger import LedgerEntry
+from bot.rag.queue import QueuedDocument
 from bot.retry import Backoff
 
 log = logging.getLogger("bot.rag")
@@ -38,7 +45,11 @@ class RagIndexer:
     """`IndexQueuePort` for the pipeline, and the worker that empties the queue."""
 
     def __init__(
-        self, queue: IndexQueue, rag: RagUploads, ledger: IndexLedger, config: RuntimeConfigStore
+        self,
+        queue: IndexQueueStore,
+        rag: RagUploads,
+        ledger: IndexLedgerStore,
+        config: RuntimeConfigStore,
     ) -> None:
         self.queue = queue
         self._rag = rag
@@ -48,7 +59,8 @@ class RagIndexer:
         """A new document, or shutdown: the idle worker looks at the queue."""
         self._back = asyncio.Event()
         """LightRAG answers again, or shutdown: a backing-off worker tries at once."""
-        queue.on_written = self._wake.set  # documents the disk refused at first are on it now
+        # Documents the disk (or the database) refused at first are in the queue now.
+        queue.on_written = self._wake.set
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._settling: set[asyncio.Task[None]] = set()
@@ -92,23 +104,30 @@ class RagIndexer:
         failures = 0
         while True:
             rag = self._config.current().rag
-            item = self.queue.oldest() if rag.enabled else None
-            if item is None:
-                if self._stopping and not self._settling:
-                    return
-                if self._stopping:  # a settle may yet queue a document: look again shortly
-                    await self._sleep(0.1)
-                else:
-                    await self._sleep(None if rag.enabled else DISABLED_RECHECK_SECONDS)
-                continue
+            item: QueuedDocument | None = None
             try:
+                item = await self.queue.claim() if rag.enabled else None
+                if item is None:
+                    if self._stopping and not self._settling:
+                        return
+                    if self._stopping:  # a settle may yet queue a document: look again soon
+                        await self._sleep(0.1)
+                    else:
+                        idle = self.queue.poll_seconds  # other processes' documents
+                        await self._sleep(idle if rag.enabled else DISABLED_RECHECK_SECONDS)
+                    continue
                 await self._send(item)
             except RagRejected as exc:
-                self.queue.set_aside(item, str(exc))
+                if item is not None:
+                    await self._refuse(item, str(exc))
                 continue
             except Exception as exc:
-                if not isinstance(exc, RagUnavailable):
+                if item is None:  # the queue's database is away (it logs that itself)
+                    log.debug("[RagIndexing] the queue could not be read: %s", exc)
+                elif not isinstance(exc, RagUnavailable):
                     log.exception("[RagIndexing] Failed to index: %s", exc)
+                if item is not None:
+                    await self._release(item)
                 if self._stopping:
                     return
                 failures += 1
@@ -125,7 +144,7 @@ class RagIndexer:
         document = item.document
         receipt = await self._rag.index(document)
         await self._record(document, receipt.track_id, doc_id=None)
-        self.queue.remove(item)
+        await self.queue.done(item)
         log.info("[RagIndexing] Indexed %d chars", len(document.text))
         if receipt.track_id and not receipt.already_present:
             task = asyncio.create_task(self._settle(document, receipt.track_id))
@@ -149,7 +168,7 @@ class RagIndexer:
             else:
                 return  # still found for deletion later by its owner tag
         await self._record(document, track_id, status.doc_id)
-        if status.duplicate_of and not self._owns(document.owner, status.duplicate_of):
+        if status.duplicate_of and not await self._owns(document.owner, status.duplicate_of):
             await self.enqueue(distinct(document))
 
     async def _wait_while_disabled(self) -> bool:
@@ -161,8 +180,20 @@ class RagIndexer:
             await asyncio.sleep(SETTLE_DISABLED_RECHECK_SECONDS)
         return True
 
-    def _owns(self, owner: str, doc_id: str) -> bool:
-        return any(entry.doc_id == doc_id for entry in self._ledger.entries(owner))
+    async def _owns(self, owner: str, doc_id: str) -> bool:
+        return any(entry.doc_id == doc_id for entry in await self._ledger.entries_of(owner))
+
+    async def _refuse(self, item: QueuedDocument, reason: str) -> None:
+        try:
+            await self.queue.refuse(item, reason)
+        except Exception as exc:  # the database is away: the document is sent again later
+            log.warning("[RagIndexing] could not set a refused document aside: %s", exc)
+
+    async def _release(self, item: QueuedDocument) -> None:
+        try:
+            await self.queue.release(item)
+        except Exception as exc:  # a database claim also ends on its own (its lease)
+            log.warning("[RagIndexing] could not put a document back in line: %s", exc)
 
     async def _record(
         self, document: RagDocument, track_id: str | None, doc_id: str | None

@@ -66,6 +66,14 @@ class IndexLedger:
             entries[entry.file_source] = entry
         return list(entries.values())
 
+    async def entries_of(self, owner: str) -> list[LedgerEntry]:
+        """`entries`, as `IndexLedgerStore` reads them."""
+        return self.entries(owner)
+
+    async def forget(self, owner: str) -> None:
+        """`clear`, as `IndexLedgerStore` does it."""
+        self.clear(owner)
+
     def owner_count(self) -> int:
         """How many users have documents recorded here, i.e. share the server; no disk read."""
         return len(self._owner_tags)

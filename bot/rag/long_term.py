@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 
-from bot.ports.rag import RagDocumentStore, RagUnavailable
-from bot.rag.ledger import IndexLedger
-from bot.rag.queue import IndexQueue
+from bot.ports.rag import IndexLedgerStore, IndexQueueStore, RagDocumentStore, RagUnavailable
 from bot.retry import RetryPolicy
 
 log = logging.getLogger("bot.rag")
@@ -30,14 +27,15 @@ class LongTermDocuments:
 
     label = "long-term documents (LightRAG)"
 
-    def __init__(self, queue: IndexQueue, ledger: IndexLedger, rag: RagDocumentStore) -> None:
+    def __init__(
+        self, queue: IndexQueueStore, ledger: IndexLedgerStore, rag: RagDocumentStore
+    ) -> None:
         self._queue = queue
         self._ledger = ledger
         self._rag = rag
 
     async def count_for(self, user_id: str) -> int:
-        refused = await asyncio.to_thread(self._queue.failed_of, user_id)  # rarely any
-        return len(self._ledger.entries(user_id)) + self._queue.count_for(user_id) + len(refused)
+        return len(await self._ledger.entries_of(user_id)) + await self._queue.count_of(user_id)
 
     async def forget_user(self, user_id: str) -> int:
         """Drop the user's queued documents and delete their indexed ones from the server.
@@ -47,15 +45,9 @@ class LongTermDocuments:
         `RagUnavailable` when the server could not be reached; the ledger is then kept. With
         LightRAG off and nothing recorded, no request is made at all.
         """
-        queued = [item for item in self._queue.all() if item.document.owner == user_id]
-        for item in queued:
-            self._queue.remove(item)
-        refused = self._queue.failed_of(user_id)  # set aside for an operator: words all the same
-        for path in refused:
-            self._queue.delete_failed(path)
-        # Queued on disk, set aside, and waiting in memory for room on the disk.
-        local = len(queued) + len(refused) + self._queue.forget_unwritten(user_id)
-        entries = self._ledger.entries(user_id)
+        # Queued, set aside for an operator (words all the same), and waiting in memory.
+        local = await self._queue.forget_user(user_id)
+        entries = await self._ledger.entries_of(user_id)
         if not self._rag.is_available():
             if entries:
                 raise RagUnavailable("LightRAG is off or unreachable, so indexed documents stay")
@@ -66,6 +58,6 @@ class LongTermDocuments:
         for start in range(0, len(ordered), DELETE_BATCH):
             batch = ordered[start : start + DELETE_BATCH]
             await DELETE_RETRY.call(functools.partial(self._rag.delete, batch))
-        self._ledger.clear(user_id)
+        await self._ledger.forget(user_id)
         log.info("[RAG] forgot %d document(s) of one user", len(ids) + local)
         return len(ids) + local

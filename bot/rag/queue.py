@@ -29,8 +29,19 @@ log = logging.getLogger("bot.rag")
 
 @dataclass(frozen=True)
 class QueuedDocument:
+    """A document in the queue, and where: its file, or (`of`) a database row's key."""
+
     path: Path
     document: RagDocument
+
+    @classmethod
+    def of(cls, key: str, document: RagDocument) -> QueuedDocument:
+        return cls(Path(key), document)
+
+    @property
+    def key(self) -> str:
+        """The file's name, or the row's key."""
+        return self.path.name
 
 
 class IndexQueue:
@@ -44,6 +55,8 @@ class IndexQueue:
     """
 
     unwritten_label = "document(s) for the index queue"
+    poll_seconds: float | None = None
+    """Only this process adds documents: the worker waits to be woken, never polls."""
 
     def __init__(
         self, directory: Path, disk: DiskHealth | None = None, max_unwritten: int = 1_000
@@ -136,6 +149,39 @@ class IndexQueue:
             self._untrack(self._unwritten.popitem(last=False)[0])
             self._depth = max(0, self._depth - 1)
             log.error("[RagIndexing] over %d unwritten; dropped the oldest", self._max_unwritten)
+
+    # -- `IndexQueueStore`, as the index worker and `/forget all` use it ------------------------
+
+    async def claim(self) -> QueuedDocument | None:
+        """The oldest document (one process sends: nothing to lock)."""
+        return self.oldest()
+
+    async def done(self, item: QueuedDocument) -> None:
+        self.remove(item)
+
+    async def release(self, item: QueuedDocument) -> None:
+        """Not sent this time: it stays first in line (nothing to do for files)."""
+
+    async def refuse(self, item: QueuedDocument, reason: str) -> None:
+        self.set_aside(item, reason)
+
+    async def count_of(self, owner: str) -> int:
+        """The owner's documents waiting, and those set aside (they hold their words too)."""
+        refused = await asyncio.to_thread(self.failed_of, owner)  # rarely any
+        return self.count_for(owner) + len(refused)
+
+    async def forget_user(self, owner: str) -> int:
+        """Drop the owner's documents: queued on disk, set aside, and waiting in memory for
+        room on the disk; returns how many went."""
+        queued = [item for item in self.all() if item.document.owner == owner]
+        for item in queued:
+            self.remove(item)
+        refused = self.failed_of(owner)
+        for path in refused:
+            self.delete_failed(path)
+        return len(queued) + len(refused) + self.forget_unwritten(owner)
+
+    # -- the files themselves -------------------------------------------------------------------
 
     def oldest(self) -> QueuedDocument | None:
         """The document that has waited longest; unreadable files go to `failed/`."""

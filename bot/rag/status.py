@@ -8,8 +8,7 @@ from bot.config import RuntimeConfigStore
 from bot.conversation.scope import MemoryScope
 from bot.i18n.catalogue import notices as texts
 from bot.ports.memory import UserMemoryStore
-from bot.ports.rag import RagHealthCheck
-from bot.rag.queue import IndexQueue
+from bot.ports.rag import IndexQueueStore, RagHealthCheck
 from bot.rag.style import answer_style_refusal, effective_style, refusal_notice
 
 
@@ -21,7 +20,7 @@ class RagStatus:
         self,
         config: RuntimeConfigStore,
         rag: RagHealthCheck,
-        queue: IndexQueue,
+        queue: IndexQueueStore,
         documents: UserMemoryStore,
         owners: Callable[[], int] = lambda: 1,
     ) -> None:

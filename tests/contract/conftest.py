@@ -4,17 +4,24 @@ a contract test runs once per store. The PostgreSQL runs are marked `postgres`."
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 
+from bot.adapters.embeddings.embedded import EmbeddedEmbedder
 from bot.adapters.telegram.inbox import UpdateInbox, chat_of, sender_of
+from bot.config.model import MemoryConfig
+from bot.memory.service import ShortTermMemory
+from bot.rag.ledger import IndexLedger
+from bot.rag.queue import IndexQueue
 from bot.reminders import ReminderBook
 from bot.storage.choices import ChoiceStore, KeyedChoices
 from bot.storage.postgres.choices import PostgresChoiceTables
 from bot.storage.postgres.database import Database
 from bot.storage.postgres.inbox import PostgresUpdateInbox
+from bot.storage.postgres.memory import PostgresMemory
+from bot.storage.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
 from bot.storage.postgres.reminders import PostgresReminderBook
 from bot.storage.postgres.sessions import PostgresSessionStore
 from bot.storage.postgres.usage import PostgresUsageLedger
@@ -94,6 +101,63 @@ async def new_usage_ledger(
     await connections.close()
 
 
+MemoryStores = Callable[..., Awaitable[ShortTermMemory | PostgresMemory]]
+
+
+@pytest.fixture(scope="session")
+def e5() -> EmbeddedEmbedder:
+    """The bundled embedding model, loaded once for the run."""
+    embedder = EmbeddedEmbedder()
+    embedder.load()
+    yield embedder
+    embedder.close()
+
+
+class MemoryClock:
+    """The memory stores' clock: UTC now, until a test moves it."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def memory_clock() -> MemoryClock:
+    return MemoryClock()
+
+
+@pytest.fixture(params=STORES)
+async def new_memory_store(
+    request: pytest.FixtureRequest, tmp_path: Path, memory_clock: MemoryClock
+) -> AsyncIterator[MemoryStores]:
+    """Makes a memory store over the same place each call (`embedder`: none unless given),
+    after the ones made before have finished writing, as a restart would."""
+    connections = Connections(request)
+    made: list[ShortTermMemory | PostgresMemory] = []
+
+    async def make(embedder: EmbeddedEmbedder | None = None) -> ShortTermMemory | PostgresMemory:
+        for earlier in made:
+            await earlier.drain()
+        store: ShortTermMemory | PostgresMemory
+        if request.param == "files":
+            store = ShortTermMemory(
+                tmp_path / "memory", MemoryConfig, memory_clock, embedder=embedder
+            )
+        else:
+            store = PostgresMemory(
+                await connections.open(), MemoryConfig, memory_clock, embedder=embedder
+            )
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        await store.drain()
+    await connections.close()
+
+
 Inboxes = Callable[[], Awaitable[UpdateInbox | PostgresUpdateInbox]]
 
 
@@ -124,6 +188,46 @@ async def new_inbox(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIter
     yield make
     for inbox in made:
         await inbox.close()
+    await connections.close()
+
+
+Queues = Callable[[], Awaitable[IndexQueue | PostgresIndexQueue]]
+
+
+@pytest.fixture(params=STORES)
+async def new_index_queue(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Queues]:
+    """Makes an index queue over the same place each call, as a restart would."""
+    connections = Connections(request)
+
+    async def make() -> IndexQueue | PostgresIndexQueue:
+        if request.param == "files":
+            return IndexQueue(tmp_path / "rag" / "queue")
+        queue = PostgresIndexQueue(await connections.open())
+        await queue.load()
+        return queue
+
+    yield make
+    await connections.close()
+
+
+Ledgers_ = Callable[[], Awaitable[IndexLedger | PostgresIndexLedger]]
+
+
+@pytest.fixture(params=STORES)
+async def new_index_ledger(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Ledgers_]:
+    """Makes an index ledger over the same place each call, as a restart would."""
+    connections = Connections(request)
+
+    async def make() -> IndexLedger | PostgresIndexLedger:
+        if request.param == "files":
+            return IndexLedger(tmp_path / "rag" / "ledger")
+        ledger = PostgresIndexLedger(await connections.open())
+        await ledger.load()
+        return ledger
+
+    yield make
     await connections.close()
 
 

@@ -57,6 +57,57 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
     ),
     Migration(
+        10,
+        "memory items",
+        """
+        CREATE TABLE memory_items (
+            owner text NOT NULL,
+            id text NOT NULL,
+            layer text NOT NULL,
+            type text NOT NULL,
+            fingerprint text NOT NULL,
+            prior double precision NOT NULL,
+            content text NOT NULL,
+            updated_at timestamptz NOT NULL,
+            expires_at timestamptz,
+            item text NOT NULL,
+            terms text[] NOT NULL,
+            length integer NOT NULL,
+            lexemes tsvector GENERATED ALWAYS AS (array_to_tsvector(terms)) STORED,
+            vector_model text,
+            vector bytea,
+            PRIMARY KEY (owner, id)
+        );
+        CREATE INDEX memory_items_lexemes ON memory_items USING gin (lexemes);
+        CREATE INDEX memory_items_fingerprint ON memory_items (owner, fingerprint);
+        CREATE INDEX memory_items_newest ON memory_items (owner, layer, updated_at);
+        CREATE INDEX memory_items_prior ON memory_items (owner, layer, prior, id);
+        CREATE INDEX memory_items_length ON memory_items (owner) INCLUDE (length, expires_at);
+        """,
+    ),
+    Migration(
+        11,
+        "rag index queue and ledger",
+        """
+        CREATE TABLE rag_queue (
+            id bigserial PRIMARY KEY,
+            owner text NOT NULL,
+            document text NOT NULL,
+            claimed_until timestamptz,
+            refused text
+        );
+        CREATE INDEX rag_queue_waiting ON rag_queue (id) WHERE refused IS NULL;
+        CREATE INDEX rag_queue_owner ON rag_queue (owner);
+        CREATE TABLE rag_ledger (
+            owner text NOT NULL,
+            file_source text NOT NULL,
+            first bigserial,
+            entry text NOT NULL,
+            PRIMARY KEY (owner, file_source)
+        );
+        """,
+    ),
+    Migration(
         20,
         "telegram inbox",
         """

@@ -1,0 +1,122 @@
+"""What every short-term memory store promises (`bot/ports/memory.py`): a fact told is recalled
+after a restart, by words and by meaning; a repeat is one item; one user never sees another's;
+forgetting leaves nothing; an expired episode is gone. The JSONL files and PostgreSQL alike."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from bot.memory.items import ItemType, Layer, new_item
+
+SERVER = "Remember that my staging server is at 10.0.0.5."
+
+
+async def tell(store, user_id: str, *said: str) -> None:
+    for at, words in enumerate(said):
+        await store.remember_exchange(user_id, words, "Noted, thanks for telling me.", f"t:{at}")
+
+
+async def test_a_fact_is_recalled_after_a_restart(new_memory_store):
+    store = await new_memory_store()
+    await tell(store, "ann", SERVER)
+    restarted = await new_memory_store()
+    pack = await restarted.recall("ann", "What's the IP of my staging server?")
+    assert "The user's staging server is at 10.0.0.5." in pack.splitlines()[0]
+    assert (await restarted.overview("ann")).facts[0].layer is Layer.SEMANTIC
+
+
+async def test_another_user_never_sees_nor_forgets_it(new_memory_store):
+    store = await new_memory_store()
+    await tell(store, "ann", SERVER)
+    (fact,) = (await store.overview("ann")).facts
+    assert await store.recall("bob", "What's the IP of my staging server?") == ""
+    assert await store.search("bob", "staging server") == []
+    assert await store.nearest("bob", "staging server", 5) == []
+    assert await store.forget("bob", fact.id) is None
+    assert await store.count_for("bob") == 0
+    assert await store.forget_user("bob") == 0
+    assert next(s.item.id for s in await store.search("ann", "staging server")) == fact.id
+
+
+async def test_a_repeat_is_one_item_more_confident(new_memory_store):
+    store = await new_memory_store()
+    await tell(store, "ann", SERVER)
+    first = (await store.overview("ann")).facts[0]
+    await tell(store, "ann", "My staging server is at 10.0.0.5, remember.")
+    (again,) = (await (await new_memory_store()).overview("ann")).facts
+    assert again.id == first.id and again.confidence > first.confidence
+
+
+async def test_a_keyed_fact_is_replaced_when_it_changes(new_memory_store):
+    store = await new_memory_store()
+    await tell(store, "ann", SERVER, "My staging server is at 10.0.0.7 now.")
+    (fact,) = (await (await new_memory_store()).overview("ann")).facts
+    assert "10.0.0.7" in fact.content
+
+
+async def test_forgetting_one_item_and_then_everything(new_memory_store):
+    store = await new_memory_store()
+    await tell(store, "ann", SERVER, "I always deploy with docker compose on Fridays at noon")
+    assert await store.count_for("ann") == 3  # the fact and two exchanges
+    (fact,) = (await store.overview("ann")).facts
+    assert (await store.forget("ann", fact.id)).content == fact.content
+    assert "The user's staging server" not in await store.recall("ann", "staging server IP?")
+    restarted = await new_memory_store()
+    assert await restarted.count_for("ann") == 2
+    assert await restarted.forget_user("ann") == 2
+    assert await (await new_memory_store()).count_for("ann") == 0
+
+
+async def test_replace_rewords_an_item_under_its_id(new_memory_store):
+    store = await new_memory_store()
+    (item,) = await store.add(
+        "ann", [new_item(ItemType.FACT, "The user's bike is red", source="tool", confidence=0.9)]
+    )
+    new = await store.replace("ann", item.id, ItemType.PREFERENCE, "The user's bike is blue")
+    assert new is not None and new.id == item.id
+    assert await store.replace("bob", item.id, ItemType.FACT, "stolen") is None
+    found = await (await new_memory_store()).search("ann", "bike colour blue")
+    assert [(s.item.id, s.item.type) for s in found] == [(item.id, ItemType.PREFERENCE)]
+
+
+async def test_an_expired_episode_is_neither_recalled_nor_counted(new_memory_store, memory_clock):
+    store = await new_memory_store()
+    await tell(store, "ann", "We moved the billing database to a new cluster, the replica lags")
+    assert "billing" in await store.recall("ann", "billing database replica lags")
+    memory_clock.now += timedelta(days=100)  # past the episodes' 90 days
+    restarted = await new_memory_store()
+    assert await restarted.recall("ann", "billing database replica lags") == ""
+    assert await restarted.count_for("ann") == 0
+
+
+async def test_a_question_in_other_words_finds_the_fact_by_meaning(new_memory_store, e5):
+    store = await new_memory_store(e5)
+    await tell(
+        store, "ann", "btw my sister Olga lives in Porto", "I bought a new bike for commuting"
+    )
+    await store.recall("ann", "warm up")  # the file store opens its vectors on a first recall
+    await store.drain()
+    restarted = await new_memory_store(e5)
+    await restarted.recall("ann", "warm up")
+    await restarted.drain()
+    pack = await restarted.recall("ann", "which town is my sibling based in?")
+    assert "Porto" in pack.splitlines()[0]
+    assert await restarted.recall("bob", "which town is my sibling based in?") == ""
+
+
+async def test_extraction_sees_the_facts_a_message_may_correct(new_memory_store):
+    store = await new_memory_store()
+    await tell(store, "ann", SERVER, "My name is Ann.")
+    found = await store.nearest("ann", "my staging server moved to 10.0.0.9", 5)
+    assert found and "staging server" in found[0].content
+    assert all(item.layer is not Layer.EPISODIC for item in found)
+    assert any("Ann" in item.content for item in found)
+
+
+async def test_words_with_quotes_and_backslashes_are_found_as_they_are(new_memory_store):
+    store = await new_memory_store()
+    note = "The user's wifi password is ss'w\\rd at O'Neil's place"
+    await store.add("ann", [new_item(ItemType.FACT, note, source="tool", confidence=0.9)])
+    found = await (await new_memory_store()).search("ann", "o'neil ss'w")
+    assert [s.item.content for s in found] == [note]
+    assert await store.search("ann", "' \\ | & ! ( ) :*") == []

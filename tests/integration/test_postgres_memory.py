@@ -1,0 +1,154 @@
+"""PostgreSQL memory against the file store, and through an outage.
+
+The two stores share `rank_candidates`, so the same conversation recalls the same lines in
+the same order from either, by words and by meaning (the bundled e5 model). While the
+database is away a recall is empty rather than an error, and what was said waits in memory
+until it is back."""
+
+import asyncio
+import re
+from datetime import UTC, datetime
+
+import pytest
+
+from bench.memory_eval_data import load_eval_set
+from bot.adapters.embeddings.embedded import EmbeddedEmbedder
+from bot.config.model import MemoryConfig
+from bot.memory.items import ItemType, new_item
+from bot.memory.service import ShortTermMemory
+from bot.storage.postgres.database import REST_SECONDS, Database, DatabaseDown, DatabaseHealth
+from bot.storage.postgres.memory import PostgresMemory
+
+pytestmark = pytest.mark.postgres
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+ITEM_ID = re.compile(r" #[0-9a-f]+\]")
+
+
+@pytest.fixture(scope="module")
+def e5():
+    embedder = EmbeddedEmbedder()
+    embedder.load()
+    yield embedder
+    embedder.close()
+
+
+async def opened(url: str) -> Database:
+    database = Database(url)
+    await database.open()
+    return database
+
+
+async def tell_everything(store, statements: list[str], reply: str) -> None:
+    for at, statement in enumerate(statements):
+        await store.remember_exchange("ann", statement, reply, f"turn:ann:{at}")
+    await store.recall("ann", "warm up")  # the file store opens its vectors on a first recall
+    await store.drain()
+
+
+async def test_both_stores_recall_the_same_lines_in_the_same_order(tmp_path, database_url, e5):
+    evaluation = load_eval_set()
+    facts = evaluation.split("dev")
+    statements = [fact.statement for fact in facts] + list(evaluation.small_talk)
+    database = await opened(database_url)
+    try:
+        files = ShortTermMemory(tmp_path / "memory", MemoryConfig, lambda: NOW, embedder=e5)
+        postgres = PostgresMemory(database, MemoryConfig, lambda: NOW, embedder=e5)
+        for store in (files, postgres):
+            await tell_everything(store, statements, evaluation.reply)
+        assert await files.count_for("ann") == await postgres.count_for("ann") > len(facts)
+        compared = 0
+        for fact in facts:
+            for question in (fact.natural, fact.paraphrase):
+                from_files = ITEM_ID.sub("]", await files.recall("ann", question))
+                from_postgres = ITEM_ID.sub("]", await postgres.recall("ann", question))
+                assert from_postgres == from_files, question
+                compared += bool(from_files)
+        assert compared > len(facts), "most questions recall something"
+    finally:
+        await database.close()
+
+
+async def test_through_an_outage_recall_is_empty_and_what_was_said_waits(own_postgres):
+    url = own_postgres.create_database()
+    database = await opened(url)
+    try:
+        store = PostgresMemory(database, MemoryConfig, lambda: NOW)
+        await store.remember_exchange("ann", "My name is Ann.", "Nice to meet you, Ann!", "t:0")
+        own_postgres.pause()
+        assert await store.recall("ann", "what is my name?") == ""
+        said = await store.remember_exchange(
+            "ann", "Remember that my staging server is at 10.0.0.5.", "Noted.", "t:1"
+        )
+        assert said[0].content == "The user's staging server is at 10.0.0.5."
+        assert store.unwritten() == len(said)
+        with pytest.raises(DatabaseDown):
+            await store.overview("ann")  # `/memory` says it failed rather than show nothing
+
+        own_postgres.resume()
+        await store.retry_unwritten()
+        assert store.unwritten() == 0
+        pack = await store.recall("ann", "what is the IP of my staging server?")
+        assert "The user's staging server is at 10.0.0.5." in pack.splitlines()[0]
+        assert "Ann" in pack
+    finally:
+        await database.close()
+
+
+async def test_an_item_waiting_for_the_database_is_forgotten_with_the_user(own_postgres):
+    url = own_postgres.create_database()
+    seconds = [0.0]
+    database = Database(url, DatabaseHealth(timer=lambda: seconds[0]))
+    await database.open()
+    try:
+        store = PostgresMemory(database, MemoryConfig, lambda: NOW)
+        own_postgres.pause()
+        await store.remember_exchange("ann", "My name is Ann.", "Nice to meet you!", "t:0")
+        assert store.unwritten() == 1
+        own_postgres.resume()
+        seconds[0] += REST_SECONDS  # turns' calls try the database again
+        assert await store.forget_user("ann") == 1
+        await store.retry_unwritten()
+        assert await store.count_for("ann") == 0, "nothing comes back after /forget all"
+    finally:
+        await database.close()
+
+
+async def test_two_processes_storing_one_fact_at_once_make_one_item(database_url):
+    first, second = await opened(database_url), await opened(database_url)
+    try:
+        stores = [PostgresMemory(db, MemoryConfig, lambda: NOW) for db in (first, second)]
+        said = "Remember that my staging server is at 10.0.0.5."
+        await asyncio.gather(
+            *(
+                store.remember_exchange("ann", said, "Noted.", f"t:{at}")
+                for at, store in enumerate(stores * 3)
+            )
+        )
+        items = await stores[1].live_items("ann")
+        assert len(items) == 2, "the fact and the exchange, each once (repeated: promoted)"
+        fact = next(item for item in items if item.content.startswith("The user's staging"))
+        assert fact.confidence > 0.95, "six repeats, each merged into the one item"
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_an_item_forgotten_while_it_waits_for_the_database_never_comes_back(own_postgres):
+    url = own_postgres.create_database()
+    seconds = [0.0]
+    database = Database(url, DatabaseHealth(timer=lambda: seconds[0]))
+    await database.open()
+    try:
+        store = PostgresMemory(database, MemoryConfig, lambda: NOW)
+        own_postgres.pause()
+        (fact,) = await store.add(
+            "ann", [new_item(ItemType.FACT, "The user's PIN is 4512", source="t", confidence=1)]
+        )
+        own_postgres.resume()
+        seconds[0] += REST_SECONDS
+        await store.forget("ann", fact.id)
+        await store.retry_unwritten()
+        assert await store.count_for("ann") == 0
+    finally:
+        await database.close()
