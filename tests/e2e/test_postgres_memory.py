@@ -13,11 +13,19 @@ from tests.fakes.openai_server import Reply
 pytestmark = pytest.mark.postgres
 
 FACT = "Remember that my staging server is at 10.0.0.5."
+FACT_LINE = "The user's staging server is at 10.0.0.5."
 QUESTION = "What's the IP of my staging server?"
 
 
 def memory_of_last_prompt(fake_llm) -> list[str]:
     return memory_lines(fake_llm.system_prompts()[-1])
+
+
+def recalled(fake_llm) -> bool:
+    """The fact is in the last prompt's `# Memory`. Not necessarily first: after a restart the
+    question asked before is an episode too, and with two items the word weights are too
+    even for the word ranking to order them."""
+    return any(FACT_LINE in line for line in memory_of_last_prompt(fake_llm))
 
 
 async def test_a_fact_is_recalled_after_new_and_a_restart_and_never_by_another_user(
@@ -29,13 +37,13 @@ async def test_a_fact_is_recalled_after_new_and_a_restart_and_never_by_another_u
         await app.handle(say(ALICE, FACT), channel)
         await app.handle(say(ALICE, "/new"), channel)
         await app.handle(say(ALICE, QUESTION), channel)
-        assert "The user's staging server is at 10.0.0.5." in memory_of_last_prompt(fake_llm)[0]
+        assert recalled(fake_llm)
         await app.memory.drain()
     assert not list((settings.data_dir / "memory").glob("u-*")), "in the database, not in files"
 
     async with running_app(settings, fake_llm, database_url) as restarted:
         await restarted.handle(say(ALICE, QUESTION), channel)
-        assert "The user's staging server is at 10.0.0.5." in memory_of_last_prompt(fake_llm)[0]
+        assert recalled(fake_llm)
         await restarted.handle(say(BOB, QUESTION), channel)
         assert memory_of_last_prompt(fake_llm) == []
         assert "10.0.0.5" not in str(fake_llm.requests[-1])
@@ -60,4 +68,4 @@ async def test_a_turn_while_the_database_is_away_is_answered_and_its_fact_kept(
         assert app.memory.unwritten() == 0
         await app.handle(say(ALICE, "/new"), channel)
         await app.handle(say(ALICE, QUESTION), channel)
-        assert "The user's staging server is at 10.0.0.5." in memory_of_last_prompt(fake_llm)[0]
+        assert recalled(fake_llm)
