@@ -285,6 +285,9 @@ class BotApp:
             book = PostgresReminderBook(database)
             lease = ReminderLease(settings.database_url.get_secret_value())
             languages = LanguageChoices(None, choices.kind("language", Language, "[Language]"))
+            remember = RememberSwitch(
+                remember.path, choices.kind("remember-off", bool, "[Memory] /remember")
+            )
             chat_models = ChatModels(None, choices.kind("model", str, "[Models] /model"))
             starting.append(choices.load)
             closing.append(choices.aclose)

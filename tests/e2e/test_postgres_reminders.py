@@ -1,6 +1,7 @@
-"""The app with `DATABASE_URL`: reminders and the choices live in PostgreSQL (another process
-on another data dir sees them), a reminder set in a process killed with `kill -9` is
-delivered once by the next one, and `/readyz` says when the database is down, and why."""
+"""The app with `DATABASE_URL`: reminders and the choices (`/language`, `/remember`) live in
+PostgreSQL (another process on another data dir sees them), a reminder set in a process
+killed with `kill -9` is delivered once by the next one, and `/readyz` says when the
+database is down, and why."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from bot.storage.postgres.database import Database
 from bot.storage.postgres.reminders import PostgresReminderBook
 from tests.conftest import REPO, bot_argv, edit_runtime_config
 from tests.e2e.conftest import ALICE, say
-from tests.e2e.test_postgres_state import stored_session
+from tests.e2e.test_postgres_state import running_app, stored_session
 from tests.e2e.test_reminders_process import LEAD_SECONDS, set_a_reminder_then_kill
 from tests.e2e.test_telegram_process import ALICE as TELEGRAM_ALICE
 from tests.e2e.test_telegram_process import bot_env
@@ -74,24 +75,32 @@ async def test_readyz_is_503_while_the_database_is_down_and_says_why(
 async def test_a_language_chosen_in_one_process_is_spoken_by_another(
     settings, fake_llm, database_url, tmp_path
 ):
-    settings.openai_base_url = fake_llm.base_url
-    settings.database_url = database_url
-    first = BotApp.build(settings)
-    await first.start()
-    try:
-        await first.handle(say(ALICE, "/language ru"), RecordingChannel())
-    finally:
-        await first.aclose()
-    assert not (settings.data_dir / "languages.json").exists(), "in the database, not a file"
     other = settings.model_copy(update={"data_dir": tmp_path / "other-data"})
-    second = BotApp.build(other)
-    await second.start()
-    try:
+    async with running_app(settings, fake_llm, database_url) as app:
+        await app.handle(say(ALICE, "/language ru"), RecordingChannel())
+    assert not (settings.data_dir / "languages.json").exists(), "in the database, not a file"
+    async with running_app(other, fake_llm, database_url) as app:
         channel = RecordingChannel()
-        await second.handle(say(ALICE, "/help"), channel)
+        await app.handle(say(ALICE, "/help"), channel)
         assert channel.texts()[0].startswith("Команды:")
-    finally:
-        await second.aclose()
+
+
+async def test_remember_off_in_one_process_holds_in_another(
+    settings, fake_llm, database_url, tmp_path
+):
+    """`/remember off` is a choice in the database: a second process (its own data dir) stores
+    nothing new for that user either, and says so in `/memory`."""
+    other = settings.model_copy(update={"data_dir": tmp_path / "other-data"})
+    async with running_app(settings, fake_llm, database_url) as app:
+        await app.handle(say(ALICE, "/remember off"), RecordingChannel())
+    assert not (settings.data_dir / "memory" / "remember-off.json").exists()
+    async with running_app(other, fake_llm, database_url) as app:
+        channel = RecordingChannel()
+        await app.handle(say(ALICE, "My staging server is at 10.0.0.5."), channel)
+        await app.memory.drain()
+        assert await app.memory.count_for(f"user-{ALICE.chat_id}") == 0
+        await app.handle(say(ALICE, "/memory"), channel)
+        assert "OFF" in channel.texts()[-1]
 
 
 def test_a_reminder_set_in_a_killed_process_is_delivered_once_by_another(workdir, database_url):

@@ -15,6 +15,7 @@ from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
 from bot.pipeline import TurnContext
 from bot.pipeline.memory_persist import MemoryPersistSystem
+from bot.storage.choices import KeyedChoices
 from bot.tools import ToolContext, ToolRegistry
 from bot.tools.memory import MemoryTool
 from tests.fakes.channel import RecordingChannel
@@ -247,3 +248,16 @@ async def test_persist_failure_is_logged_not_raised(caplog):
     with caplog.at_level(logging.WARNING):
         await MemoryPersistSystem(RecordingMemory(fail=True)).process(turn())
     assert "[Memory] could not start storing the exchange: disk full" in caplog.text
+
+
+async def test_with_a_choice_store_the_switch_lives_there_and_not_in_its_file(tmp_path):
+    store: KeyedChoices[bool] = KeyedChoices(None, "remember-off", bool, "[Memory] /remember")
+    switch = RememberSwitch(tmp_path / "remember-off.json", store)
+    assert await switch.set_remembering("ada", False)
+    assert not switch.is_remembering("ada") and switch.is_remembering("bob")
+    assert store.get("ada") is True
+    assert await switch.status_lines(MemoryScope("ada", "ada")) != []
+    assert not (tmp_path / "remember-off.json").exists()
+    assert RememberSwitch(tmp_path / "x.json", store).is_remembering("ada") is False
+    assert await switch.set_remembering("ada", True)
+    assert store.get("ada") is None and switch.is_remembering("ada")
