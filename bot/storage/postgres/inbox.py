@@ -489,12 +489,20 @@ class PostgresUpdateInbox:
                     failures = 0
                     async for notice in connection.notifies():
                         chat = self._owned.get(int(notice.payload))
-                        if chat is not None:
+                        if chat is not None and not self._journaled_here(notice.pid):
                             chat.tell()
             except (psycopg.Error, OSError, ValueError) as exc:
                 failures += 1
                 log.warning("[Telegram] listening for new updates failed (%s); again soon", exc)
                 await asyncio.sleep(RECONNECT.after(failures))
+
+    def _journaled_here(self, backend_pid: int) -> bool:
+        """True for a notification of this process's own insert: `take` has told the chat's
+        worker already, and a second look would only read the same rows again."""
+        journal = self._journal_connection
+        return (
+            journal is not None and not journal.closed and journal.info.backend_pid == backend_pid
+        )
 
     # -- /memory and /forget all ------------------------------------------------------------
     async def count_for(self, user_id: str) -> int:
