@@ -9,8 +9,10 @@ to doubt it (`Database._check`): it has been idle longer than `TRUSTED_IDLE_SECO
 server has sent it something unasked, which is how a restart, a shutdown or
 `pg_terminate_backend` announces itself (a FATAL message, then the end of the stream). A
 connection that just answered and has heard nothing since is lent as it is: checking each one
-cost a round trip per call, a sixth of a busy process's CPU. So an outage is still noticed at
-the first call after it, by a check that fails, never by a store's statement.
+cost a round trip per call, a sixth of a busy process's CPU. So an outage that ends the
+server's sessions (a restart, a stop, a terminated backend) is still found by the check, and
+the pool replaces the connection before a store's statement could fail on it; one that leaves
+no trace on the socket (a network cut) fails the call that meets it, as a check would have.
 
 A database that cannot be reached at start stops the bot with one clear message
 (`DatabaseUnavailable`); one lost while the bot runs makes each store call fail fast with
