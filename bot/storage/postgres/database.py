@@ -1,8 +1,18 @@
 """The connection to PostgreSQL: a pool, opened and migrated at start, and its health.
 
 psycopg 3's asyncio API with `psycopg-pool`: typed (mypy checks the queries' parameters),
-URL and libpq environment handling as every PostgreSQL tool has it, and a pool that checks a
-connection before lending it and reconnects in the background after a restart.
+URL and libpq environment handling as every PostgreSQL tool has it, and a pool that
+reconnects in the background after a restart.
+
+The pool checks a connection before lending it, with a round trip, only when there is a reason
+to doubt it (`Database._check`): it has been idle longer than `TRUSTED_IDLE_SECONDS`, or the
+server has sent it something unasked, which is how a restart, a shutdown or
+`pg_terminate_backend` announces itself (a FATAL message, then the end of the stream). A
+connection that just answered and has heard nothing since is lent as it is: checking each one
+cost a round trip per call, a sixth of a busy process's CPU. So an outage that ends the
+server's sessions (a restart, a stop, a terminated backend) is still found by the check, and
+the pool replaces the connection before a store's statement could fail on it; one that leaves
+no trace on the socket (a network cut) fails the call that meets it, as a check would have.
 
 A database that cannot be reached at start stops the bot with one clear message
 (`DatabaseUnavailable`); one lost while the bot runs makes each store call fail fast with
@@ -15,12 +25,14 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import psycopg
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, pq
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
@@ -43,6 +55,10 @@ in memory (every 30 s, `DiskHealth.run_retries`) do not rest: they find the data
 APPLICATION_NAME = f"memory-bot pid {os.getpid()}"
 """How this process's own connections show in `pg_stat_activity`: which process holds which
 chats' locks (`pg_locks`), for operators."""
+
+TRUSTED_IDLE_SECONDS = 5.0
+"""A pooled connection idle longer than this is checked with a round trip before it is lent
+(one used more recently, only if the server has sent it something since)."""
 
 RECONNECT_SECONDS = 3.0
 """How long the pool's background reconnection tries (1 s, 2 s) before a call starts anew."""
@@ -134,6 +150,14 @@ class DatabaseHealth:
         return [f"Database: PostgreSQL {self.where}, reachable"]
 
 
+def _heard_from_server(connection: AsyncConnection) -> bool:
+    """True when the server has sent an idle connection something (a FATAL message before it
+    closes the connection, or the close itself), without reading it; a poll, no round trip."""
+    poller = select.poll()
+    poller.register(connection.pgconn.socket, select.POLLIN | select.POLLERR | select.POLLHUP)
+    return bool(poller.poll(0))
+
+
 def _reason(exc: BaseException) -> str:
     """The first line of a driver error: libpq's messages name host and port, never secrets."""
     text = str(exc).strip().splitlines()
@@ -164,8 +188,11 @@ class Database:
             # call start a fresh attempt, so a database that is back is found within seconds.
             reconnect_timeout=RECONNECT_SECONDS,
             kwargs={"autocommit": True, "connect_timeout": max(1, round(connect_seconds))},
-            check=AsyncConnectionPool.check_connection,
+            check=self._check,
             name="bot",
+        )
+        self._last_answered: weakref.WeakKeyDictionary[AsyncConnection, float] = (
+            weakref.WeakKeyDictionary()
         )
 
     async def open(self) -> None:
@@ -218,7 +245,20 @@ class Database:
         try:
             async with self._pool.connection(timeout=CALL_SECONDS) as connection:
                 yield connection
+                self._last_answered[connection] = time.monotonic()
         except (psycopg.OperationalError, PoolTimeout) as exc:
             self.health.failed(what, exc)
             raise DatabaseDown(what) from exc
         self.health.worked()
+
+    async def _check(self, connection: AsyncConnection) -> None:
+        """The pool's check before it lends `connection`: a round trip only when in doubt
+        (see the module docstring); raising makes the pool drop it and try another."""
+        answered = self._last_answered.get(connection)
+        if (
+            answered is None
+            or time.monotonic() - answered > TRUSTED_IDLE_SECONDS
+            or connection.pgconn.status != pq.ConnStatus.OK
+            or _heard_from_server(connection)
+        ):
+            await AsyncConnectionPool.check_connection(connection)

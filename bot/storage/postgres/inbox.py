@@ -92,6 +92,10 @@ class _TurnState:
     writes: asyncio.Task[None] | None = None
 
 
+_Waiting = tuple[int, dict[str, Any], _TurnState]
+"""A waiting update: its id, its JSON, and what its turns have recorded."""
+
+
 @dataclass
 class _OwnedChat:
     """A chat (slot) this process holds: `wake` its worker; `news`: an update may have come
@@ -99,10 +103,19 @@ class _OwnedChat:
 
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     news: bool = True
+    waiting: list[_Waiting] | None = None
+    """Its waiting updates as read right after its lock was taken (`news` False then): the
+    worker's first look, without a round trip of its own."""
 
     def tell(self, news: bool = True) -> None:
         self.news = self.news or news
         self.wake.set()
+
+
+def _waiting(row: tuple[Any, ...]) -> _Waiting:
+    """A row of `update_id, body, starts, preview, answer, slot`, as handed out."""
+    update_id, body, starts, preview, answer, slot = row
+    return update_id, json.loads(body), _TurnState(slot, starts, list(preview), answer)
 
 
 class PostgresUpdateInbox:
@@ -132,6 +145,7 @@ class PostgresUpdateInbox:
         self._journaling = asyncio.Lock()
         self._locking = asyncio.Lock()  # one lock statement at a time, `_owned` in step
         self._owned: dict[int, _OwnedChat] = {}  # slot -> its worker's state
+        self._heard_while_locking: set[int] | None = None  # see `_try_lock`
         self._handed: dict[int, _TurnState] = {}  # update id -> its turn, while handed out
         self._workers: set[asyncio.Task[None]] = set()  # chats' workers, claims
         self._background: list[asyncio.Task[None]] = []
@@ -332,19 +346,42 @@ class PostgresUpdateInbox:
 
     async def _try_lock(self, slots: list[int]) -> list[int]:
         """The slots of `slots` this process got (never one it holds: a session lock taken
-        twice would need two unlocks)."""
+        twice would need two unlocks), each with its waiting updates, read in the same round
+        trip (a pipeline) by a second statement, whose snapshot is taken after the lock: it
+        sees every update journaled before the lock was got. One journaled later, whose
+        notification came before the chat was registered here, is noted by the listener
+        (`_heard_while_locking`), and the worker looks again."""
         async with self._locking:
             wanted = [slot for slot in slots if slot not in self._owned]
             if self._owner is None or not wanted:
                 return []
-            cursor = await self._owner.execute(
-                "SELECT slot FROM unnest(%s::integer[]) AS slot"
-                " WHERE pg_try_advisory_lock(%s, slot)",
-                (wanted, LOCKS),
-            )
-            got = [row[0] for row in await cursor.fetchall()]
+            self._heard_while_locking = set()
+            try:
+                async with self._owner.pipeline():
+                    locked = await self._owner.execute(
+                        "SELECT slot FROM unnest(%s::integer[]) AS slot"
+                        " WHERE pg_try_advisory_lock(%s, slot)",
+                        (wanted, LOCKS),
+                    )
+                    waiting = await self._owner.execute(
+                        "SELECT update_id, body, starts, preview, answer, slot FROM telegram_inbox"
+                        " WHERE slot = ANY(%s::integer[]) AND NOT done ORDER BY update_id",
+                        (wanted,),
+                    )
+                got = [row[0] for row in await locked.fetchall()]
+                rows = await waiting.fetchall()
+            except Exception:  # never keep a lock this process does not know it holds
+                with contextlib.suppress(Exception):
+                    await self._owner.execute(
+                        "SELECT pg_advisory_unlock(%s, slot) FROM unnest(%s::integer[]) AS slot",
+                        (LOCKS, wanted),
+                    )
+                raise
+            finally:
+                heard, self._heard_while_locking = self._heard_while_locking, None
             for slot in got:
-                self._owned[slot] = _OwnedChat()
+                self._owned[slot] = _OwnedChat(news=slot in heard)
+                self._owned[slot].waiting = [_waiting(row) for row in rows if row[5] == slot]
             return got
 
     async def _release(self, slot: int) -> bool:
@@ -378,9 +415,12 @@ class PostgresUpdateInbox:
         try:
             while chat is not None and self._owned.get(slot) is chat and self._deliver:
                 chat.wake.clear()
-                if chat.news:
-                    chat.news = False
-                    for update_id, data, state in await self._waiting_in(slot):
+                if chat.news or chat.waiting is not None:
+                    waiting, chat.waiting = chat.waiting, None
+                    if chat.news or waiting is None:
+                        chat.news = False
+                        waiting = await self._waiting_in(slot)
+                    for update_id, data, state in waiting:
                         if update_id not in self._handed and self._deliver is not None:
                             self._handed[update_id] = state
                             await self._deliver(data)
@@ -408,18 +448,15 @@ class PostgresUpdateInbox:
             del self._owned[slot]
             await self._owner.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCKS, slot))
 
-    async def _waiting_in(self, slot: int) -> list[tuple[int, dict[str, Any], _TurnState]]:
+    async def _waiting_in(self, slot: int) -> list[_Waiting]:
         async with self._database.connection(STORE, retry=True) as connection:
             cursor = await connection.execute(
-                "SELECT update_id, body, starts, preview, answer FROM telegram_inbox"
+                "SELECT update_id, body, starts, preview, answer, slot FROM telegram_inbox"
                 " WHERE slot = %s AND NOT done ORDER BY update_id",
                 (slot,),
             )
             rows = await cursor.fetchall()
-        return [
-            (update_id, json.loads(body), _TurnState(slot, starts, list(preview), answer))
-            for update_id, body, starts, preview, answer in rows
-        ]
+        return [_waiting(row) for row in rows]
 
     async def _sweep(self) -> None:
         """Take over chats with waiting updates that nobody holds; count what waits. Run on
@@ -488,13 +525,24 @@ class PostgresUpdateInbox:
                     await connection.execute(f"LISTEN {CHANNEL}")
                     failures = 0
                     async for notice in connection.notifies():
-                        chat = self._owned.get(int(notice.payload))
-                        if chat is not None:
+                        slot = int(notice.payload)
+                        chat = self._owned.get(slot)
+                        if chat is not None and not self._journaled_here(notice.pid):
                             chat.tell()
+                        elif chat is None and self._heard_while_locking is not None:
+                            self._heard_while_locking.add(slot)
             except (psycopg.Error, OSError, ValueError) as exc:
                 failures += 1
                 log.warning("[Telegram] listening for new updates failed (%s); again soon", exc)
                 await asyncio.sleep(RECONNECT.after(failures))
+
+    def _journaled_here(self, backend_pid: int) -> bool:
+        """True for a notification of this process's own insert: `take` has told the chat's
+        worker already, and a second look would only read the same rows again."""
+        journal = self._journal_connection
+        return (
+            journal is not None and not journal.closed and journal.info.backend_pid == backend_pid
+        )
 
     # -- /memory and /forget all ------------------------------------------------------------
     async def count_for(self, user_id: str) -> int:

@@ -1,0 +1,61 @@
+"""The pool lends a connection without a round trip only while there is no reason to doubt
+it: one the server has ended since it was last used is replaced before a store sees it."""
+
+import asyncio
+
+import pytest
+
+from bot.storage.postgres.database import Database
+
+pytestmark = pytest.mark.postgres
+
+
+async def backend_pid(database: Database) -> int:
+    async with database.connection("test") as connection:
+        cursor = await connection.execute("SELECT pg_backend_pid()")
+        row = await cursor.fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def end_backend(url: str, pid: int) -> None:
+    """End the session `pid` from another connection, and wait until it is gone (so it has
+    told its client, as a restart or `pg_terminate_backend` does)."""
+    database = Database(url, max_connections=1)
+    await database.open()
+    try:
+        async with database.connection("test") as connection:
+            await connection.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            for _ in range(500):
+                cursor = await connection.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)
+                )
+                row = await cursor.fetchone()
+                if row is not None and row[0] == 0:
+                    return
+                await asyncio.sleep(0.01)
+        raise AssertionError(f"session {pid} did not end")
+    finally:
+        await database.close()
+
+
+async def test_a_connection_the_server_ended_just_after_use_is_replaced_unseen(database_url):
+    database = Database(database_url, max_connections=1)
+    await database.open()
+    try:
+        ended = await backend_pid(database)  # used just now: trusted, unless it hears news
+        await end_backend(database_url, ended)
+        assert await backend_pid(database) != ended
+        assert not database.health.failing, "no store call failed for it"
+    finally:
+        await database.close()
+
+
+async def test_a_connection_in_steady_use_keeps_its_session(database_url):
+    database = Database(database_url, max_connections=1)
+    await database.open()
+    try:
+        pids = {await backend_pid(database) for _ in range(20)}
+        assert len(pids) == 1, "the one connection is lent again, not replaced"
+    finally:
+        await database.close()
