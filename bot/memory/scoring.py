@@ -93,20 +93,26 @@ def fuse(lexical: dict[str, float], semantic: dict[str, float]) -> dict[str, flo
 
     Reciprocal rank fusion: each ranking gives an item `1 / (RRF_K + its rank)`, and the sum is
     scaled so that first in both rankings is 1.0 (first in one of them alone, 0.5). Ranks, not
-    raw scores, because BM25 and cosines of different models share no scale; word matches
-    weaker than `LEXICAL_FLOOR` are left to the meaning ranking. Without vectors the BM25
-    relevance is kept as it is, so words-only recall behaves as it always did.
+    raw scores, because BM25 and cosines of different models share no scale. Word matches
+    weaker than `LEXICAL_FLOOR` take no rank: they keep their BM25 relevance, as in words-only
+    recall, unless the meaning ranking has them too. So a lone common word does not rank an
+    item like the nearest in meaning, and an item without a vector yet (still being embedded,
+    or its embedding failed) is still found by its words. Without vectors the BM25 relevance
+    is kept as it is, so words-only recall behaves as it always did.
     """
     if not semantic:
         return lexical
-    lexical = {item_id: value for item_id, value in lexical.items() if value >= LEXICAL_FLOOR}
+    strong = {item_id: value for item_id, value in lexical.items() if value >= LEXICAL_FLOOR}
     fused: dict[str, float] = {}
-    for ranking in (lexical, semantic):
+    for ranking in (strong, semantic):
         ordered = sorted(ranking, key=ranking.__getitem__, reverse=True)
         for position, item_id in enumerate(ordered, start=1):
             fused[item_id] = fused.get(item_id, 0.0) + 1 / (RRF_K + position)
     ceiling = 2 / (RRF_K + 1)
-    return {item_id: value / ceiling for item_id, value in fused.items()}
+    relevance = {item_id: value / ceiling for item_id, value in fused.items()}
+    for item_id, value in lexical.items():
+        relevance.setdefault(item_id, value)  # weak, and not near in meaning
+    return relevance
 
 
 @dataclass(frozen=True)

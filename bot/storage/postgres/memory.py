@@ -223,7 +223,10 @@ class PostgresMemory(RemembersExchanges):
 
     async def _rank(self, user_id: str, query: str, config: MemoryConfig) -> list[ScoredItem]:
         """Two visits to the database, the question embedded between them: a slow embedding
-        server never holds a pooled connection."""
+        server never holds a pooled connection. The user's exchanges this process is still
+        storing are waited for first, so a message sent right after another reads its items
+        (as the file store, which holds them in memory, does)."""
+        await self._exchanges_stored(user_id)
         now = self._clock()
         terms = list(dict.fromkeys(tokens(query)))
         async with self._database.connection(STORE) as connection:
