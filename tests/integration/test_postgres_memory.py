@@ -7,6 +7,8 @@ until it is back."""
 
 import asyncio
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
 import pytest
@@ -37,6 +39,28 @@ async def opened(url: str) -> Database:
     database = Database(url)
     await database.open()
     return database
+
+
+class RestClock:
+    """The database health's clock: `rest_over` lets turns' calls try the database again."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def rest_over(self) -> None:
+        self.seconds += REST_SECONDS
+
+
+@asynccontextmanager
+async def store_with_clock(own_postgres) -> AsyncIterator[tuple[PostgresMemory, RestClock]]:
+    """A memory store on a database of its own, whose outage rest the test ends at will."""
+    clock = RestClock()
+    database = Database(own_postgres.create_database(), DatabaseHealth(timer=lambda: clock.seconds))
+    await database.open()
+    try:
+        yield PostgresMemory(database, MemoryConfig, lambda: NOW), clock
+    finally:
+        await database.close()
 
 
 async def tell_everything(store, statements: list[str], reply: str) -> None:
@@ -96,22 +120,15 @@ async def test_through_an_outage_recall_is_empty_and_what_was_said_waits(own_pos
 
 
 async def test_an_item_waiting_for_the_database_is_forgotten_with_the_user(own_postgres):
-    url = own_postgres.create_database()
-    seconds = [0.0]
-    database = Database(url, DatabaseHealth(timer=lambda: seconds[0]))
-    await database.open()
-    try:
-        store = PostgresMemory(database, MemoryConfig, lambda: NOW)
+    async with store_with_clock(own_postgres) as (store, clock):
         own_postgres.pause()
         await store.remember_exchange("ann", "My name is Ann.", "Nice to meet you!", "t:0")
         assert store.unwritten() == 1
         own_postgres.resume()
-        seconds[0] += REST_SECONDS  # turns' calls try the database again
+        clock.rest_over()  # turns' calls try the database again
         assert await store.forget_user("ann") == 1
         await store.retry_unwritten()
         assert await store.count_for("ann") == 0, "nothing comes back after /forget all"
-    finally:
-        await database.close()
 
 
 async def test_two_processes_storing_one_fact_at_once_make_one_item(database_url):
@@ -135,20 +152,13 @@ async def test_two_processes_storing_one_fact_at_once_make_one_item(database_url
 
 
 async def test_an_item_forgotten_while_it_waits_for_the_database_never_comes_back(own_postgres):
-    url = own_postgres.create_database()
-    seconds = [0.0]
-    database = Database(url, DatabaseHealth(timer=lambda: seconds[0]))
-    await database.open()
-    try:
-        store = PostgresMemory(database, MemoryConfig, lambda: NOW)
+    async with store_with_clock(own_postgres) as (store, clock):
         own_postgres.pause()
         (fact,) = await store.add(
             "ann", [new_item(ItemType.FACT, "The user's PIN is 4512", source="t", confidence=1)]
         )
         own_postgres.resume()
-        seconds[0] += REST_SECONDS
+        clock.rest_over()
         await store.forget("ann", fact.id)
         await store.retry_unwritten()
         assert await store.count_for("ann") == 0
-    finally:
-        await database.close()
