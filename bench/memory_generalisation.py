@@ -16,7 +16,11 @@ question's (the embedded model, nothing else: no words, no priors, no layers) an
 answer within the first 6: what the model itself can find. When the recall with meaning
 comes close to it, better fusion or scoring cannot help much; a better model can.
 
-    python -m bench.memory_generalisation [--split dev|test|both] [--misses]
+`--ranks` adds where the answers stand: the share in first place and in the first 3, and the
+mean reciprocal rank. recall@6 moves by whole questions (one of 38 is 0.026), so two variants
+of the recall often tie on it while one of them puts the answers higher.
+
+    python -m bench.memory_generalisation [--split dev|test|both] [--misses] [--ranks]
 """
 
 from __future__ import annotations
@@ -58,14 +62,32 @@ class Outcome:
     stored: int
     by_cosine: int | None = None
     """Questions whose answer is among the 6 stored items nearest in meaning (model alone)."""
+    places: tuple[int | None, ...] = ()
+    """Each question's answer's line in `# Memory` (1 is the first), None when absent."""
 
     @property
     def recall(self) -> float:
         return self.recalled / self.asked if self.asked else 0.0
 
+    def share_within(self, k: int) -> float:
+        """The share of questions whose answer is within the first `k` lines."""
+        found = sum(1 for place in self.places if place is not None and place <= k)
+        return found / len(self.places) if self.places else 0.0
+
+    @property
+    def mean_reciprocal_rank(self) -> float:
+        """The mean of 1 / place over the questions (0 for an answer not in `# Memory`)."""
+        total = sum(1 / place for place in self.places if place is not None)
+        return total / len(self.places) if self.places else 0.0
+
     @property
     def junk_share(self) -> float:
         return self.junk / self.stored if self.stored else 0.0
+
+
+def answer_place(lines: list[str], answer: str) -> int | None:
+    """The first line of `# Memory` holding `answer` (1 is the first), None when none does."""
+    return next((at for at, line in enumerate(lines, start=1) if answer in line), None)
 
 
 async def run_conversation(
@@ -97,16 +119,15 @@ async def run_conversation(
     # its exchange would be an episode with no answer in it, which a later, similar question
     # of this set would then find instead of the fact, making the figure depend on the order.
     await say("/remember off")
-    recalled, misses = 0, []
+    places: list[int | None] = []
     for question, answer in questions:
         await say(question)
         lines = memory_lines(app.llm.requests[-1].messages[0].content or "")  # type: ignore[attr-defined]
-        if any(answer in line for line in lines[:AT_K]):
-            recalled += 1
-        else:
-            misses.append(question)
+        places.append(answer_place(lines, answer))
     await app.aclose()
-    return Outcome(recalled, len(questions), misses, junk, len(stored), by_cosine)
+    found = [place is not None and place <= AT_K for place in places]
+    misses = [question for (question, _), hit in zip(questions, found, strict=True) if not hit]
+    return Outcome(sum(found), len(questions), misses, junk, len(stored), by_cosine, tuple(places))
 
 
 async def _found_by_cosine(
@@ -152,7 +173,19 @@ def questions_of(facts: list[EvalFact], kind: str) -> list[tuple[str, str]]:
     return [(getattr(fact, kind), fact.expected) for fact in facts]
 
 
-async def evaluate(split: str, show_misses: bool = False) -> list[Figure]:
+def rank_figures(outcome: Outcome, kind: str, split: str, arm: str) -> list[Figure]:
+    """Where the answers stand in `# Memory` beyond recall@6 (`--ranks`)."""
+    return [
+        Figure("memory generalisation", f"{kind} {label}, {split}, {arm}", value, "", "")
+        for label, value in (
+            ("first place", outcome.share_within(1)),
+            ("within 3", outcome.share_within(3)),
+            ("mean reciprocal rank", outcome.mean_reciprocal_rank),
+        )
+    ]
+
+
+async def evaluate(split: str, show_misses: bool = False, ranks: bool = False) -> list[Figure]:
     data = load_eval_set()
     facts = data.split(split)
     figures: list[Figure] = []
@@ -184,6 +217,8 @@ async def evaluate(split: str, show_misses: bool = False) -> list[Figure]:
                         "",
                     )
                 )
+            if ranks:
+                figures += rank_figures(outcome, kind, split, arm)
             if show_misses:
                 for question in outcome.misses:
                     print(f"[{arm}] missed: {question}")
@@ -200,10 +235,12 @@ async def evaluate(split: str, show_misses: bool = False) -> list[Figure]:
     return figures
 
 
-def run(splits: tuple[str, ...] = ("dev", "test"), show_misses: bool = False) -> list[Figure]:
+def run(
+    splits: tuple[str, ...] = ("dev", "test"), show_misses: bool = False, ranks: bool = False
+) -> list[Figure]:
     figures: list[Figure] = []
     for split in splits:
-        figures += asyncio.run(evaluate(split, show_misses))
+        figures += asyncio.run(evaluate(split, show_misses, ranks))
     return figures
 
 
@@ -211,9 +248,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=("dev", "test", "both"), default="both")
     parser.add_argument("--misses", action="store_true", help="print each missed question")
+    parser.add_argument(
+        "--ranks", action="store_true", help="also first place, within 3, mean reciprocal rank"
+    )
     args = parser.parse_args()
     splits = ("dev", "test") if args.split == "both" else (args.split,)
-    print_table(run(splits, args.misses))
+    print_table(run(splits, args.misses, args.ranks))
 
 
 if __name__ == "__main__":
