@@ -20,10 +20,10 @@ from typing import Any
 
 import aiohttp
 import openai
-from openai import AsyncOpenAI, AsyncStream, DefaultAioHttpClient
-from openai._types import RequestOptions
+from openai import AsyncOpenAI, DefaultAioHttpClient
 from tenacity import AsyncRetrying
 
+from bot.adapters.openai_chat_http import ChatCompletionsHttp, ChatStream
 from bot.conversation import ChatMessage, ToolCall
 from bot.i18n.catalogue import notices
 from bot.ports.health import Health, HealthState
@@ -42,7 +42,6 @@ log = logging.getLogger(__name__)
 PROBE_TIMEOUT_SECONDS = 2.5
 """A readiness look at the server (`health`); within the readiness check's own bound."""
 
-COMPLETIONS = "/chat/completions"
 _API_JSON = attrgetter("api_json")
 STREAM_EVERY_DELTA_CHARS = 4096
 """Below this the stream listener hears of every delta (about one Telegram message)."""
@@ -53,6 +52,7 @@ class OpenAiLlm:
 
     def __init__(self, client: AsyncOpenAI) -> None:
         self._client = client
+        self._chat = ChatCompletionsHttp(client)
         # OpenAI's reasoning models refuse `max_tokens`; switched once when the API says so.
         self._max_tokens_field = "max_tokens"
         # Models whose server refused a `json_schema` response format (many local servers only
@@ -75,6 +75,7 @@ class OpenAiLlm:
         return cls(client)
 
     async def close(self) -> None:
+        await self._chat.close()
         await self._client.close()
 
     async def health(self) -> Health:
@@ -144,12 +145,11 @@ class OpenAiLlm:
 
     async def _call(self, request: LlmRequest, on_text: TextListener | None) -> LlmResponse:
         # The body is JSON text we make (each message's JSON is made once and kept with it,
-        # since every turn sends the whole history again), sent through the SDK's documented
-        # `post`, and answers come back as parsed JSON (`cast_to=object`): the typed `create`
-        # transforms every parameter recursively and builds a pydantic model of every
-        # streamed chunk, which together were most of a turn's CPU under load
-        # (bench/telegram_concurrency.py). The SDK still does the HTTP, SSE decoding, error
-        # mapping and hanging up.
+        # since every turn sends the whole history again), posted by `ChatCompletionsHttp`
+        # and answered as parsed JSON: the SDK's typed `create` transforms every parameter
+        # recursively and builds a pydantic model of every streamed chunk, and even its
+        # untyped `post` cost about a millisecond of CPU a call, which together were most of
+        # a turn's CPU under load (bench/telegram_concurrency.py).
         fields: dict[str, Any] = {
             "model": request.model,
             "temperature": request.temperature,
@@ -159,23 +159,13 @@ class OpenAiLlm:
             fields["response_format"] = self._response_format(
                 request.model, request.response_schema
             )
-        options: RequestOptions = {"timeout": request.timeout_seconds}
-        post = self._client.post
         if on_text is None or request.response_schema is not None:
-            body = _body(fields, request)
-            completion = await post(COMPLETIONS, cast_to=object, content=body, options=options)
+            completion = await self._chat.complete(_body(fields, request), request.timeout_seconds)
             return _from_completion(completion, request.max_output_chars)
         fields["stream"] = True
         if self._stream_usage:
             fields["stream_options"] = {"include_usage": True}
-        stream = await post(
-            COMPLETIONS,
-            cast_to=object,
-            content=_body(fields, request),
-            options=options,
-            stream=True,
-            stream_cls=AsyncStream[object],
-        )
+        stream = await self._chat.stream(_body(fields, request), request.timeout_seconds)
         return await _collect_stream(stream, on_text, request.max_output_chars)
 
     def _response_format(self, model: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -272,7 +262,7 @@ class _CallParts:
 
 
 async def _collect_stream(
-    stream: AsyncStream[object], on_text: TextListener, max_chars: int | None = None
+    stream: ChatStream, on_text: TextListener, max_chars: int | None = None
 ) -> LlmResponse:
     """`_read_stream`, hanging up when reading ends early: the turn was stopped (cancelled)
     or a listener failed, so the server stops generating what nobody reads."""
@@ -284,7 +274,7 @@ async def _collect_stream(
 
 
 async def _read_stream(
-    stream: AsyncStream[object], on_text: TextListener, max_chars: int | None
+    stream: ChatStream, on_text: TextListener, max_chars: int | None
 ) -> LlmResponse:
     """Assemble a streamed answer: text deltas go to `on_text`, tool-call deltas are joined.
 
@@ -337,13 +327,10 @@ async def _read_stream(
     return LlmResponse(text=text or None, tool_calls=calls, truncated=truncated, usage=usage)
 
 
-async def _close(stream: Any) -> None:
+async def _close(stream: ChatStream) -> None:
     """Hang up on an answer we stopped reading, so the server stops sending it."""
-    close = getattr(stream, "close", None)
-    if close is None:
-        return
     try:
-        await close()
+        await stream.close()
     except Exception as exc:
         log.debug("[LLM] closing a cut stream failed: %s", exc)
 

@@ -40,6 +40,9 @@ class Reply:
     """Streaming: pause between text chunks, so a client sees the answer arrive over time."""
     drop_connection: bool = False
     error_message: str = "fake error"
+    stream_failure: str | None = None
+    """Streaming: after the first chunk, `"error"` sends an error event (as OpenAI does when
+    generation fails midway) and `"drop"` hangs up."""
     usage: tuple[int, int] | None = None
     """(prompt, completion) tokens to report; None: about four characters a token."""
 
@@ -153,6 +156,8 @@ class FakeOpenAiServer(BackgroundServer):
         self.responder = responder or EchoResponder()
         self.embedder = embedder or bag_of_words_embedder
         self.requests: list[dict[str, Any]] = []
+        self.chat_headers: list[dict[str, str]] = []
+        """The HTTP headers of each chat request, in order."""
         self.embedding_requests: list[dict[str, Any]] = []
         self.uploads: list[Upload] = []
         """Every transcription request, in arrival order."""
@@ -274,6 +279,8 @@ class FakeOpenAiServer(BackgroundServer):
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
+        with self._lock:
+            self.chat_headers.append(dict(request.headers))
         problem = invalid_image_part(body)
         if problem is not None:  # as OpenAI does: 400, and no scripted reply is used up
             with self._lock:
@@ -306,8 +313,10 @@ class FakeOpenAiServer(BackgroundServer):
         if usage is not None:  # as OpenAI sends it: a last chunk with no choices
             chunks.append({**chunks[-1], "choices": [], "usage": usage})
         try:
-            for chunk in chunks:
+            for index, chunk in enumerate(chunks):
                 await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                if index == 0 and reply.stream_failure is not None:
+                    return await _fail_stream(request, response, reply)
                 if reply.chunk_delay:
                     await asyncio.sleep(reply.chunk_delay)
             await response.write(b"data: [DONE]\n\n")
@@ -316,6 +325,20 @@ class FakeOpenAiServer(BackgroundServer):
             with self._lock:
                 self.hang_ups += 1
         return response
+
+
+async def _fail_stream(
+    request: web.Request, response: web.StreamResponse, reply: Reply
+) -> web.StreamResponse:
+    """A stream failing midway: an error event and the end, or a hang-up."""
+    if reply.stream_failure == "error":
+        error = {"error": {"message": reply.error_message, "type": "server_error"}}
+        await response.write(f"data: {json.dumps(error)}\n\n".encode())
+        await response.write_eof()
+    else:
+        assert request.transport is not None
+        request.transport.close()
+    return response
 
 
 def usage_json(body: dict[str, Any], reply: Reply) -> dict[str, int]:

@@ -335,6 +335,46 @@ async def test_a_server_refusing_stream_options_is_asked_again_without(llm, serv
     assert "stream_options" not in server.requests[-1], "learnt once"
 
 
+async def test_requests_carry_the_key_and_the_sdks_headers_streamed_or_not(llm, server):
+    async def listen(text: str) -> None:
+        pass
+
+    await llm.complete(request())
+    await llm.complete(request(), listen)
+    plain, streamed = server.chat_headers[-2:]
+    for headers in (plain, streamed):
+        assert headers["Authorization"] == "Bearer sk-test"
+        assert headers["Content-Type"] == "application/json"
+        assert headers["User-Agent"].startswith("AsyncOpenAI/Python")
+    assert streamed["Accept"] == "text/event-stream"
+
+
+async def test_an_error_event_in_a_stream_is_a_clear_error_not_an_answer(llm, server):
+    seen: list[str] = []
+
+    async def listen(text: str) -> None:
+        seen.append(text)
+
+    server.script(Reply(text="half an answer", stream_failure="error", error_message="overloaded"))
+    with pytest.raises(LlmError) as err:
+        await llm.complete(request(retry_attempts=1), listen)
+    assert "overloaded" in str(err.value)
+    assert len(server.requests) == 1
+
+
+async def test_a_stream_the_server_hangs_up_midway_is_asked_again(llm, server):
+    seen: list[str] = []
+
+    async def listen(text: str) -> None:
+        seen.append(text)
+
+    server.script(Reply(text="first try cut short", stream_failure="drop"))
+    response = await llm.complete(request(retry_attempts=2), listen)
+    assert response.text == "echo: hello"
+    assert len(server.requests) == 2
+    assert seen[-1] == "echo: hello", "the listener ends with the answer given"
+
+
 async def test_health_is_ok_while_the_server_answers_and_down_when_it_is_gone():
     with FakeOpenAiServer() as alive:
         adapter = OpenAiLlm.connect("sk-test", alive.base_url)

@@ -1,0 +1,183 @@
+"""`POST /chat/completions` straight over aiohttp, for the calls every turn makes.
+
+The `openai` SDK's request path (its options model, header merging, an httpx request turned
+into an aiohttp one and back, and its SSE decoder) cost about as much CPU as the rest of a
+turn together under load (bench/telegram_concurrency.py). Here the URL and headers are made
+once, the body is the JSON `OpenAiLlm` joined, and the stream is split into events with
+`bytes.split`. What the SDK gave the adapter stays the SDK's: the headers it would send
+(`AsyncOpenAI.default_headers` and `auth_headers`), the timeouts its aiohttp transport sets,
+and its exception types, made by its own `_make_status_error_from_response`, so retries,
+Retry-After, fallbacks and user messages in `openai_llm.py` see exactly what they saw.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
+
+import aiohttp
+import httpx2
+import openai
+from openai import AsyncOpenAI
+
+COMPLETIONS = "chat/completions"
+_STREAM_ERROR = "An error occurred during streaming"
+T = TypeVar("T")
+
+
+class ChatCompletionsHttp:
+    """Chat completions of one `AsyncOpenAI` client's server, with its headers and key."""
+
+    def __init__(self, client: AsyncOpenAI) -> None:
+        self._client = client
+        self.url = f"{str(client.base_url).rstrip('/')}/{COMPLETIONS}"
+        headers = {**client.default_headers, **client.auth_headers}
+        self._headers = {k: v for k, v in headers.items() if isinstance(v, str)}
+        self._stream_headers = {**self._headers, "Accept": "text/event-stream"}
+        self._session: aiohttp.ClientSession | None = None
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def complete(self, body: bytes, timeout_seconds: float) -> object:
+        """The server's answer as parsed JSON (a string when it sent something else)."""
+        response = await self._post(body, timeout_seconds, self._headers)
+        async with response:
+            content = await _reading(response.read(), self.url)
+        try:
+            return json.loads(content)
+        except ValueError:
+            return content.decode("utf-8", "replace")
+
+    async def stream(self, body: bytes, timeout_seconds: float) -> ChatStream:
+        """The answer's chunks as parsed JSON, as the server streams them."""
+        response = await self._post(body, timeout_seconds, self._stream_headers)
+        return ChatStream(response, self.url)
+
+    async def _post(
+        self, body: bytes, timeout_seconds: float, headers: dict[str, str]
+    ) -> aiohttp.ClientResponse:
+        """The response once its status is known to be a success; else the SDK's error."""
+        if self._session is None:
+            self._session = _new_session()
+        # The SDK's aiohttp transport sets these from its `timeout` (connect, read, pool).
+        timeout = aiohttp.ClientTimeout(
+            sock_connect=timeout_seconds, sock_read=timeout_seconds, connect=timeout_seconds
+        )
+        request = self._session.post(self.url, data=body, headers=headers, timeout=timeout)
+        response = await _reading(request, self.url)
+        if response.status < 400:
+            return response
+        async with response:
+            content = await _reading(response.read(), self.url)
+        raise self._client._make_status_error_from_response(
+            httpx2.Response(
+                response.status,
+                headers=list(response.raw_headers),
+                content=content,
+                request=_request(self.url),
+            )
+        )
+
+
+class ChatStream:
+    """The chunks of one streamed answer; `close` hangs up on the rest."""
+
+    def __init__(self, response: aiohttp.ClientResponse, url: str) -> None:
+        self._response = response
+        self._url = url
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._chunks()
+
+    async def close(self) -> None:
+        """Drop the connection, so the server stops generating what nobody reads."""
+        self._response.close()
+
+    async def _chunks(self) -> AsyncIterator[Any]:
+        events = _EventData()
+        content = self._response.content
+        try:
+            while chunk := await _reading(content.readany(), self._url):
+                for data in events.feed(chunk):
+                    if data.startswith("[DONE]"):
+                        # Read to the end, so the connection goes back to the pool.
+                        await _reading(self._response.read(), self._url)
+                        return
+                    yield self._parsed(data)
+            for data in events.end():
+                if not data.startswith("[DONE]"):
+                    yield self._parsed(data)
+        finally:
+            self._response.release()
+
+    def _parsed(self, data: str) -> Any:
+        chunk = json.loads(data)
+        if isinstance(chunk, dict) and chunk.get("error"):
+            raise _stream_error(chunk["error"], self._url)
+        return chunk
+
+
+class _EventData:
+    """Server-sent events' data out of the bytes as they arrive: each event's `data:` lines
+    joined; other fields ignored, as the SDK ignores them for chat completions."""
+
+    def __init__(self) -> None:
+        self._pending = b""
+        self._data: list[str] = []
+
+    def feed(self, chunk: bytes) -> list[str]:
+        lines = (self._pending + chunk).split(b"\n")
+        self._pending = lines.pop()
+        events: list[str] = []
+        for line in lines:
+            self._line(line.rstrip(b"\r"), events)
+        return events
+
+    def end(self) -> list[str]:
+        """What is left when the body ends without a blank line after its last event."""
+        events: list[str] = []
+        self._line(self._pending.rstrip(b"\r"), events)
+        self._pending = b""
+        self._line(b"", events)
+        return events
+
+    def _line(self, line: bytes, events: list[str]) -> None:
+        if not line:
+            if self._data:
+                events.append("\n".join(self._data))
+                self._data = []
+        elif line.startswith(b"data:"):
+            self._data.append(line[5:].removeprefix(b" ").decode())
+
+
+def _new_session() -> aiohttp.ClientSession:
+    # The SDK's connection limits (`DEFAULT_CONNECTION_LIMITS`: 1,000 connections, idle
+    # ones kept 5 s), made inside the event loop, as aiohttp wants.
+    connector = aiohttp.TCPConnector(limit=1000, keepalive_timeout=5.0)
+    return aiohttp.ClientSession(connector=connector)
+
+
+async def _reading(step: Awaitable[T], url: str) -> T:
+    """`await step`, with aiohttp's failures as the SDK's: a time-out as `APITimeoutError`,
+    anything else on the way as `APIConnectionError`, the cause kept (`_unreachable` reads it)."""
+    try:
+        return await step
+    except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
+        raise openai.APITimeoutError(request=_request(url)) from exc
+    except (aiohttp.ClientError, OSError) as exc:
+        raise openai.APIConnectionError(request=_request(url)) from exc
+
+
+def _stream_error(error: object, url: str) -> openai.APIError:
+    message = error.get("message") if isinstance(error, dict) else None
+    text = message if isinstance(message, str) and message else _STREAM_ERROR
+    return openai.APIError(text, request=_request(url), body=error)
+
+
+def _request(url: str) -> httpx2.Request:
+    """The request an SDK exception names (only made when one is raised)."""
+    return httpx2.Request("POST", url)
