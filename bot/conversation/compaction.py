@@ -17,7 +17,7 @@ import logging
 from bot.chat_locks import ChatLocks
 from bot.config.model import LlmConfig
 from bot.conversation.messages import CHARS_PER_TOKEN, ChatMessage
-from bot.conversation.session import Session, history_tokens
+from bot.conversation.session import Session
 from bot.ports.llm import LlmError, LlmPort, LlmRequest
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ class SessionCompactor:
     def over_budget(session: Session, limits: LlmConfig) -> bool:
         if len(session.messages) > limits.session_max_messages:
             return True
-        return history_tokens(session.messages) > limits.history_token_budget
+        return session.history_tokens() > limits.history_token_budget
 
     async def keep_bounded(
         self, session: Session, limits: LlmConfig, summarise: bool, billed_to: str

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from operator import attrgetter
+from typing import NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from bot.conversation.messages import ChatMessage, utc_now
 from bot.conversation.scope import group_scope
@@ -14,6 +15,16 @@ UNLIMITED = 2**62
 _TOKENS = attrgetter("tokens")
 _STORED_JSON = attrgetter("stored_json")
 _EXTERNAL_ID = attrgetter("external_id")
+
+
+class _TokenCount(NamedTuple):
+    """What `Session.history_tokens` counted last: how many messages, their tokens, and the
+    first and last of them."""
+
+    size: int
+    total: int
+    first: ChatMessage | None
+    last: ChatMessage | None
 
 
 class Session(BaseModel):
@@ -30,6 +41,7 @@ class Session(BaseModel):
     active_skill: str | None = None
     """The skill this chat works with (`/skill`, or the model's `skill` tool): its
     instructions go into every prompt until it is turned off or `/new` starts afresh."""
+    _counted: _TokenCount = PrivateAttr(default_factory=lambda: _TokenCount(0, 0, None, None))
 
     def to_json(self) -> bytes:
         """The session as `model_dump_json` gives it, but with the JSON its messages keep: it
@@ -37,6 +49,28 @@ class Session(BaseModel):
         head = self.model_dump_json(exclude={"messages"})
         messages = ",".join(map(_STORED_JSON, self.messages))
         return f'{head[:-1]},"messages":[{messages}]}}'.encode()
+
+    def history_tokens(self) -> int:
+        """`history_tokens(self.messages)`, summing only the messages added since it was last
+        asked while the ones counted then are still in place: every turn asks it twice, and
+        a chat's history runs to hundreds of messages. The counted ones are known to be in
+        place when the first and the last of them are where they were (a message is in a
+        session once; dropping any of them moves the last, or the first)."""
+        messages = self.messages
+        size, total, first, last = self._counted
+        if 0 < size <= len(messages) and messages[0] is first and messages[size - 1] is last:
+            total += history_tokens(messages[size:])
+        else:
+            total = history_tokens(messages)
+        if messages:
+            self._counted = _TokenCount(len(messages), total, messages[0], messages[-1])
+        return total
+
+    def recent_history(self, token_budget: int) -> list[ChatMessage]:
+        """`recent_history` of this session's messages, its total from `history_tokens()`."""
+        if self.history_tokens() <= token_budget:
+            return list(self.messages)
+        return recent_history(self.messages, token_budget)
 
     @property
     def turn_count(self) -> int:

@@ -7,7 +7,7 @@ import logging
 from typing import Protocol
 
 from bot.config.model import LlmConfig
-from bot.conversation import ChatMessage, recent_history
+from bot.conversation import ChatMessage
 from bot.i18n.catalogue import notices
 from bot.pipeline.context import TurnContext
 from bot.ports.llm import (
@@ -81,7 +81,7 @@ class ToolLoopSystem:
         ctx.final_text = messages[-1].content or ""
 
     async def _run(self, ctx: TurnContext, limits: LlmConfig) -> list[ChatMessage]:
-        history = recent_history(ctx.session.messages, limits.history_token_budget)
+        history = ctx.session.recent_history(limits.history_token_budget)
         prompt = [ChatMessage(role="system", content=ctx.system_prompt), *history]
         turn: list[ChatMessage] = []
         tool_calls_made = 0

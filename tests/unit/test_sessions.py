@@ -3,11 +3,13 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 
 import pytest
 from pydantic import ValidationError
 
 from bot.conversation import ChatMessage, Session, ToolCall, recent_history
+from bot.conversation.session import history_tokens
 from bot.storage import sessions
 from bot.storage.atomic import write_atomic
 from bot.storage.sessions import JsonSessionStore
@@ -242,3 +244,43 @@ def test_the_cut_is_whole_turns_and_never_the_last_one():
     assert session.cut_for(10**6, 6) == 16, "at most 6, cut at a turn's start: 4 remain"
     assert session.cut_for(10**6, 100) == 0
     assert session.messages[session.cut_for(40, 100)].role == "user"
+
+
+def test_a_sessions_token_count_follows_every_way_its_history_changes():
+    def turn(user: str, n: int) -> list[ChatMessage]:
+        asked = ChatMessage.user(f"{user} asks {n} " + "w" * n, user_id=user)
+        return [asked, ChatMessage.assistant("a" * n)]
+
+    def then(*steps: Callable[[], object]) -> Callable[[], None]:
+        def run() -> None:
+            for step in steps:
+                step()
+
+        return run
+
+    session = Session(key="telegram:-100")
+    messages = session.messages
+    changes = [
+        lambda: messages.extend(turn("1", 10)),
+        lambda: messages.extend(turn("2", 30) + turn("1", 50)),
+        lambda: messages.append(ChatMessage.user("cut short", user_id="2")),
+        lambda: session.forget_unanswered(messages[-1].external_id),
+        lambda: messages.pop(),
+        lambda: messages.extend(turn("2", 70) + turn("1", 90) + turn("2", 100)),
+        then(lambda: session.forget_user("2"), lambda: messages.extend(turn("1", 1) * 4)),
+        then(lambda: session.trim(4), lambda: messages.extend(turn("1", 110) * 4)),
+        then(
+            lambda: session.fold_into_summary(2, "they talked"),
+            lambda: messages.extend(turn("1", 3)),
+        ),
+        lambda: messages.__setitem__(slice(0, 2), turn("3", 130)),  # as many, others
+        lambda: messages.__setitem__(slice(0, 0), turn("3", 140)),
+        lambda: messages.clear(),
+        lambda: messages.extend(turn("1", 150)),
+    ]
+    for change in changes:
+        session.history_tokens()  # counted before the change, then asked again after it
+        change()
+        assert session.history_tokens() == history_tokens(messages)
+        for budget in (0, 60, 10**6):
+            assert session.recent_history(budget) == recent_history(messages, budget)
