@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable
+from ssl import SSLContext
 from typing import Any, TypeVar
 
 import aiohttp
 import httpx2
 import openai
+from aiohttp.helpers import get_env_proxy_for_url
 from openai import AsyncOpenAI
+from yarl import URL
 
 COMPLETIONS = "chat/completions"
 _STREAM_ERROR = "An error occurred during streaming"
@@ -35,6 +38,10 @@ class ChatCompletionsHttp:
         headers = {**client.default_headers, **client.auth_headers}
         self._headers = {k: v for k, v in headers.items() if isinstance(v, str)}
         self._stream_headers = {**self._headers, "Accept": "text/event-stream"}
+        # As the SDK's aiohttp client: certifi's CAs (or SSL_CERT_FILE), and the proxy that
+        # HTTPS_PROXY / HTTP_PROXY / NO_PROXY give this URL, both worked out once.
+        self._ssl = httpx2.create_ssl_context(trust_env=True)
+        self._proxy, self._proxy_auth = _env_proxy(self.url)
         self._session: aiohttp.ClientSession | None = None
 
     async def close(self) -> None:
@@ -62,12 +69,19 @@ class ChatCompletionsHttp:
     ) -> aiohttp.ClientResponse:
         """The response once its status is known to be a success; else the SDK's error."""
         if self._session is None:
-            self._session = _new_session()
+            self._session = _new_session(self._ssl)
         # The SDK's aiohttp transport sets these from its `timeout` (connect, read, pool).
         timeout = aiohttp.ClientTimeout(
             sock_connect=timeout_seconds, sock_read=timeout_seconds, connect=timeout_seconds
         )
-        request = self._session.post(self.url, data=body, headers=headers, timeout=timeout)
+        request = self._session.post(
+            self.url,
+            data=body,
+            headers=headers,
+            timeout=timeout,
+            proxy=self._proxy,
+            proxy_auth=self._proxy_auth,
+        )
         response = await _reading(request, self.url)
         if response.status < 400:
             return response
@@ -154,11 +168,20 @@ class _EventData:
             self._data.append(line[5:].removeprefix(b" ").decode())
 
 
-def _new_session() -> aiohttp.ClientSession:
+def _new_session(ssl: SSLContext) -> aiohttp.ClientSession:
     # The SDK's connection limits (`DEFAULT_CONNECTION_LIMITS`: 1,000 connections, idle
     # ones kept 5 s), made inside the event loop, as aiohttp wants.
-    connector = aiohttp.TCPConnector(limit=1000, keepalive_timeout=5.0)
+    connector = aiohttp.TCPConnector(limit=1000, keepalive_timeout=5.0, ssl=ssl)
     return aiohttp.ClientSession(connector=connector)
+
+
+def _env_proxy(url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:
+    """The proxy the environment names for `url`; none when it names none or NO_PROXY
+    covers the host."""
+    try:
+        return get_env_proxy_for_url(URL(url))
+    except LookupError:
+        return None, None
 
 
 async def _reading(step: Awaitable[T], url: str) -> T:

@@ -387,3 +387,19 @@ async def test_health_is_ok_while_the_server_answers_and_down_when_it_is_gone():
             assert "sk-test" not in gone.detail
         finally:
             await adapter.close()
+
+
+async def test_the_environments_proxy_carries_the_requests_as_with_the_sdks_client(
+    server, monkeypatch
+):
+    proxy = server.base_url.removesuffix("/v1")  # the fake serves a proxy's absolute URLs too
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    llm = OpenAiLlm.connect("sk-test", "http://llm.example/v1")
+    try:
+        server.script(Reply(text="through the proxy"))
+        assert (await llm.complete(request())).text == "through the proxy"
+        assert server.chat_headers[-1]["Host"] == "llm.example"
+    finally:
+        await llm.close()
