@@ -37,7 +37,7 @@ class ChatCompletionsHttp:
         self.url = f"{str(client.base_url).rstrip('/')}/{COMPLETIONS}"
         headers = {**client.default_headers, **client.auth_headers}
         self._headers = {k: v for k, v in headers.items() if isinstance(v, str)}
-        self._stream_headers = {**self._headers, "Accept": "text/event-stream"}
+        self._headers["x-stainless-retry-count"] = "0"  # its own retries are off: ours retry
         # As the SDK's aiohttp client: certifi's CAs (or SSL_CERT_FILE), and the proxy that
         # HTTPS_PROXY / HTTP_PROXY / NO_PROXY give this URL, both worked out once.
         self._ssl = httpx2.create_ssl_context(trust_env=True)
@@ -51,7 +51,7 @@ class ChatCompletionsHttp:
 
     async def complete(self, body: bytes, timeout_seconds: float) -> object:
         """The server's answer as parsed JSON (a string when it sent something else)."""
-        response = await self._post(body, timeout_seconds, self._headers)
+        response = await self._post(body, timeout_seconds)
         async with response:
             content = await _reading(response.read(), self.url)
         try:
@@ -61,12 +61,10 @@ class ChatCompletionsHttp:
 
     async def stream(self, body: bytes, timeout_seconds: float) -> ChatStream:
         """The answer's chunks as parsed JSON, as the server streams them."""
-        response = await self._post(body, timeout_seconds, self._stream_headers)
+        response = await self._post(body, timeout_seconds)
         return ChatStream(response, self.url)
 
-    async def _post(
-        self, body: bytes, timeout_seconds: float, headers: dict[str, str]
-    ) -> aiohttp.ClientResponse:
+    async def _post(self, body: bytes, timeout_seconds: float) -> aiohttp.ClientResponse:
         """The response once its status is known to be a success; else the SDK's error."""
         if self._session is None:
             self._session = _new_session(self._ssl)
@@ -77,7 +75,7 @@ class ChatCompletionsHttp:
         request = self._session.post(
             self.url,
             data=body,
-            headers=headers,
+            headers={**self._headers, "x-stainless-read-timeout": str(timeout_seconds)},
             timeout=timeout,
             proxy=self._proxy,
             proxy_auth=self._proxy_auth,

@@ -335,7 +335,7 @@ async def test_a_server_refusing_stream_options_is_asked_again_without(llm, serv
     assert "stream_options" not in server.requests[-1], "learnt once"
 
 
-async def test_requests_carry_the_key_and_the_sdks_headers_streamed_or_not(llm, server):
+async def test_requests_carry_the_key_and_the_sdks_own_headers_streamed_or_not(llm, server):
     async def listen(text: str) -> None:
         pass
 
@@ -346,7 +346,8 @@ async def test_requests_carry_the_key_and_the_sdks_headers_streamed_or_not(llm, 
         assert headers["Authorization"] == "Bearer sk-test"
         assert headers["Content-Type"] == "application/json"
         assert headers["User-Agent"].startswith("AsyncOpenAI/Python")
-    assert streamed["Accept"] == "text/event-stream"
+        assert headers["Accept"] == "application/json"  # what the SDK sends, streaming too
+        assert headers["x-stainless-read-timeout"] == "5"
 
 
 async def test_an_error_event_in_a_stream_is_a_clear_error_not_an_answer(llm, server):
