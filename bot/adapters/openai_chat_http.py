@@ -25,6 +25,9 @@ from openai import AsyncOpenAI
 from yarl import URL
 
 COMPLETIONS = "chat/completions"
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
+"""A whole answer, or one streamed event, past this is refused with a clear error: a chat
+answer is a few kilobytes, and no server may make the bot hold more than this."""
 _STREAM_ERROR = "An error occurred during streaming"
 T = TypeVar("T")
 
@@ -53,7 +56,7 @@ class ChatCompletionsHttp:
         """The server's answer as parsed JSON (a string when it sent something else)."""
         response = await self._post(body, timeout_seconds)
         async with response:
-            content = await _reading(response.read(), self.url)
+            content = await _read_bounded(response, self.url)
         try:
             return json.loads(content)
         except ValueError:
@@ -84,7 +87,7 @@ class ChatCompletionsHttp:
         if response.status < 400:
             return response
         async with response:
-            content = await _reading(response.read(), self.url)
+            content = await _read_bounded(response, self.url)
         raise self._client._make_status_error_from_response(
             httpx2.Response(
                 response.status,
@@ -114,10 +117,12 @@ class ChatStream:
         content = self._response.content
         try:
             while chunk := await _reading(content.readany(), self._url):
+                if events.buffered > MAX_ANSWER_BYTES:
+                    raise _too_large(self._url)
                 for data in events.feed(chunk):
                     if data.startswith("[DONE]"):
                         # Read to the end, so the connection goes back to the pool.
-                        await _reading(self._response.read(), self._url)
+                        await _read_bounded(self._response, self._url)
                         return
                     yield self._parsed(data)
             for data in events.end():
@@ -140,6 +145,12 @@ class _EventData:
     def __init__(self) -> None:
         self._pending = b""
         self._data: list[str] = []
+        self._data_size = 0
+
+    @property
+    def buffered(self) -> int:
+        """Bytes of the event not yet complete, which a server could otherwise grow forever."""
+        return len(self._pending) + self._data_size
 
     def feed(self, chunk: bytes) -> list[str]:
         lines = (self._pending + chunk).split(b"\n")
@@ -162,8 +173,10 @@ class _EventData:
             if self._data:
                 events.append("\n".join(self._data))
                 self._data = []
+                self._data_size = 0
         elif line.startswith(b"data:"):
             self._data.append(line[5:].removeprefix(b" ").decode())
+            self._data_size += len(line)
 
 
 def _new_session(ssl: SSLContext) -> aiohttp.ClientSession:
@@ -191,6 +204,25 @@ async def _reading(step: Awaitable[T], url: str) -> T:
         raise openai.APITimeoutError(request=_request(url)) from exc
     except (aiohttp.ClientError, OSError) as exc:
         raise openai.APIConnectionError(request=_request(url)) from exc
+
+
+async def _read_bounded(response: aiohttp.ClientResponse, url: str) -> bytes:
+    """The rest of the body, refused past `MAX_ANSWER_BYTES`."""
+    parts: list[bytes] = []
+    size = 0
+    while chunk := await _reading(response.content.readany(), url):
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            raise _too_large(url)
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _too_large(url: str) -> openai.APIError:
+    limit = MAX_ANSWER_BYTES // (1024 * 1024)
+    return openai.APIError(
+        f"the LLM server's answer is larger than {limit} MB", request=_request(url), body=None
+    )
 
 
 def _stream_error(error: object, url: str) -> openai.APIError:

@@ -42,7 +42,8 @@ class Reply:
     error_message: str = "fake error"
     stream_failure: str | None = None
     """Streaming: after the first chunk, `"error"` sends an error event (as OpenAI does when
-    generation fails midway) and `"drop"` hangs up."""
+    generation fails midway), `"drop"` hangs up, and `"endless"` starts an event that never
+    ends (up to 64 MB), to see the client give up on it."""
     usage: tuple[int, int] | None = None
     """(prompt, completion) tokens to report; None: about four characters a token."""
 
@@ -334,6 +335,11 @@ async def _fail_stream(
     if reply.stream_failure == "error":
         error = {"error": {"message": reply.error_message, "type": "server_error"}}
         await response.write(f"data: {json.dumps(error)}\n\n".encode())
+        await response.write_eof()
+    elif reply.stream_failure == "endless":
+        await response.write(b'data: {"choices": [{"delta": {"content": "')
+        for _ in range(1024):  # the client gives up long before (a reset ends the loop)
+            await response.write(b"x" * 65536)
         await response.write_eof()
     else:
         assert request.transport is not None

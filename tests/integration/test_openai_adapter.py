@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from bot.adapters.openai_chat_http import MAX_ANSWER_BYTES
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.conversation import ChatMessage
 from bot.ports.health import HealthState
@@ -360,6 +361,25 @@ async def test_an_error_event_in_a_stream_is_a_clear_error_not_an_answer(llm, se
     with pytest.raises(LlmError) as err:
         await llm.complete(request(retry_attempts=1), listen)
     assert "overloaded" in str(err.value)
+    assert len(server.requests) == 1
+
+
+async def test_a_streamed_event_that_never_ends_is_refused_not_held(llm, server):
+    async def listen(text: str) -> None:
+        pass
+
+    server.script(Reply(text="start", stream_failure="endless"))
+    with pytest.raises(LlmError) as err:
+        await llm.complete(request(retry_attempts=3), listen)
+    assert "larger than 16 MB" in str(err.value)
+    assert len(server.requests) == 1, "a server sending too much is not asked again"
+
+
+async def test_an_answer_past_the_size_bound_is_refused(llm, server):
+    server.script(Reply(text="x" * (MAX_ANSWER_BYTES + 1)))
+    with pytest.raises(LlmError) as err:
+        await llm.complete(request(retry_attempts=3))
+    assert "larger than 16 MB" in str(err.value)
     assert len(server.requests) == 1
 
 
