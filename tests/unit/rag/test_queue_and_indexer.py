@@ -68,10 +68,16 @@ async def test_worker_sends_in_order_and_records_each_document(tmp_path, config)
     worker.start()
     for i in range(5):
         await worker.enqueue(doc(text=f"exchange {i} with enough text"))
-    await wait_until(lambda: worker.queue.depth == 0)
+    await wait_until(lambda: worker.queue.depth == 0, what="the queue emptied")
     assert [d.text.split("\n")[1] for d in rag.received] == [
         f"User: exchange {i} with enough text" for i in range(5)
     ]
+    # A document leaves the queue once the server has it; its server id is recorded later,
+    # when the upload settles in the background: wait for all five ids, then check them.
+    await wait_until(
+        lambda: [e.doc_id is not None for e in ledger.entries("111")] == [True] * 5,
+        what="every upload's server id recorded",
+    )
     assert [e.doc_id for e in ledger.entries("111")] == [f"doc-{i}" for i in range(1, 6)]
     await worker.stop(1)
 
