@@ -1,11 +1,13 @@
 """The pool lends a connection without a round trip only while there is no reason to doubt
-it: one the server has ended since it was last used is replaced before a store sees it."""
+it: one the server has ended since it was last used is replaced before a store sees it; one
+it ends in the middle of a batch write costs one log line, the bot's."""
 
 import asyncio
+import logging
 
 import pytest
 
-from bot.storage.postgres.database import Database
+from bot.storage.postgres.database import Database, DatabaseDown
 
 pytestmark = pytest.mark.postgres
 
@@ -59,3 +61,24 @@ async def test_a_connection_in_steady_use_keeps_its_session(database_url):
         assert len(pids) == 1, "the one connection is lent again, not replaced"
     finally:
         await database.close()
+
+
+async def test_a_session_ended_in_the_middle_of_a_batch_logs_the_outage_once(database_url, caplog):
+    """As a server stopping while the usage writer sends its rows: the batch's pipeline fails,
+    and so does its clean-up, which psycopg would log as a warning of its own."""
+    caplog.set_level(logging.INFO)
+    database = Database(database_url, max_connections=1)
+    await database.open()
+    try:
+        with pytest.raises(DatabaseDown):
+            async with database.connection("usage") as connection:
+                async with connection.cursor() as cursor:
+                    await cursor.executemany(  # the first row ends the session
+                        "SELECT pg_terminate_backend(pg_backend_pid()) WHERE %s",
+                        [(True,), (True,)],
+                    )
+    finally:
+        await database.close()
+    down = [r for r in caplog.records if "[Database] cannot reach" in r.getMessage()]
+    assert len(down) == 1
+    assert not [r for r in caplog.records if r.name.startswith("psycopg")], "one line"
