@@ -52,6 +52,11 @@ class WebhookReceiver:
             self._app.router.add_post(path.rstrip("/") + "/", self._post)
         self._runner: web.AppRunner | None = None
 
+    @property
+    def reading(self) -> int:
+        """How many posts' bodies are being read now (at most `max_concurrent`)."""
+        return self._reading
+
     async def start(self, listen: str, port: int) -> None:
         self._runner = web.AppRunner(self._app, access_log=None, handle_signals=False)
         await self._runner.setup()
