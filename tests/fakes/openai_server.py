@@ -36,6 +36,9 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    hold: threading.Event | None = None
+    """The answer waits until the test sets this: a call that is under way for as long as the
+    test needs, however slow the machine (a `delay` is a guess at that)."""
     chunk_delay: float = 0.0
     """Streaming: pause between text chunks, so a client sees the answer arrive over time."""
     drop_connection: bool = False
@@ -291,6 +294,8 @@ class FakeOpenAiServer(BackgroundServer):
         reply = self.next_reply(body)
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        if reply.hold is not None:
+            await asyncio.to_thread(reply.hold.wait)
         if reply.drop_connection:
             assert request.transport is not None
             request.transport.close()
