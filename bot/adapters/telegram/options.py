@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from bot.settings import Settings
+
+log = logging.getLogger(__name__)
 
 TELEGRAM_API_URL = "https://api.telegram.org"
 
@@ -66,6 +69,14 @@ class TelegramOptions:
         webhook = None
         if settings.telegram_webhook_url:
             secret = settings.telegram_webhook_secret
+            if secret is None and settings.database_url is not None:
+                # A shared database is how several processes serve one token: each would make
+                # up its own secret, and Telegram would send only the last one's.
+                log.warning(
+                    "[Telegram] TELEGRAM_WEBHOOK_SECRET is not set: this process makes up its "
+                    "own. If several processes serve this bot, set the same secret in each, "
+                    "or the webhook posts that reach the others are refused"
+                )
             webhook = WebhookOptions(
                 url=settings.telegram_webhook_url,
                 listen=settings.telegram_webhook_listen,
