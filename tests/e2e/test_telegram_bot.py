@@ -949,6 +949,27 @@ async def test_with_vision_off_a_photo_is_answered_plainly_without_the_model(
     assert telegram.calls("getFile") == [], "a photo that will not be looked at is not fetched"
 
 
+async def test_with_vision_off_a_captioned_photo_gets_its_caption_answered(
+    start_bot, telegram, fake_llm
+):
+    await start_bot()
+    telegram.send_media(ALICE, "photo", caption="is 12 times 12 144?", content=jpeg(200, 100))
+    line, answer = await replies(telegram, ALICE.id, 2)
+    assert "can't see the picture itself" in line.text and "describe" not in line.text
+    assert answer.text.startswith("echo: is 12 times 12 144?")
+    (request,) = fake_llm.requests
+    question = request["messages"][-1]["content"]
+    assert question.startswith("is 12 times 12 144?") and "photo" in question
+    assert "[Photo]" not in question, "the model is not told it was shown a picture"
+    assert telegram.calls("getFile") == []
+    telegram.send_media(
+        ALICE, "document", caption="and this?", file_name="song.mp3", mime_type="audio/mpeg"
+    )
+    line, answer = (await replies(telegram, ALICE.id, 4))[2:]
+    assert "can't open “song.mp3”" in line.text
+    assert answer.text.startswith("echo: and this?")
+
+
 async def test_a_file_over_the_limit_is_refused_before_any_download(
     start_bot, settings, telegram, fake_llm
 ):
