@@ -351,6 +351,11 @@ class FakeTelegramServer(BackgroundServer):
             }
         return thread_id
 
+    def chat_exists(self, chat: Chat) -> None:
+        """A chat the bot may write to, as after its user wrote to it long ago (no update)."""
+        with self._lock:
+            self._chats[chat.id] = chat
+
     def bot_message_exists(self, chat: Chat, text: str) -> int:
         """Record a message as if the bot had sent it earlier (to reply to it); its id."""
         with self._lock:

@@ -56,6 +56,9 @@ class TelegramOptions:
     """On SIGTERM, turns in progress get this long to finish before they are cancelled."""
     poll_timeout_seconds: float = 10.0
     """Long polling: how long one getUpdates waits for news."""
+    group_window_seconds: float = 60.0
+    """The window `telegram.groupMessagesPerMinute` counts in (Telegram's minute; shorter in
+    tests)."""
     start_attempts: int = 5
     """getMe (and setWebhook) tries at start-up while the Bot API is unreachable (a bad token
     is not retried)."""
