@@ -145,6 +145,7 @@ class TelegramBot:
             self.typing,
             options.edit_interval_seconds,
             options.draft_interval_seconds,
+            options.draft_keepalive_seconds,
         )
         self.handler = TelegramUpdateHandler(
             handle,

@@ -46,6 +46,9 @@ class TelegramOptions:
     draft_interval_seconds: float = 0.4
     """Streaming in private chats: at most one draft of the reply per interval (the first at
     once). Drafts are no messages, so Telegram's edit pace does not bind them."""
+    draft_keepalive_seconds: float = 20.0
+    """Streaming in private chats: the draft is shown again after this long without new
+    words (a tool call, a slow model), before Telegram lets it fade (about 30 s)."""
     typing_interval_seconds: float = 4.0
     """"typing…" lasts about 5 s in Telegram clients, so it is refreshed a little sooner."""
     typing_delay_seconds: float = 0.5
