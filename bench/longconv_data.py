@@ -1,7 +1,7 @@
 """The long-conversation evaluation set (`bench/data/longconv.json`), as typed objects.
 
 Five conversations of one user each with the assistant, told over 15 sessions spanning
-months (330-350 messages each), and 205 questions tagged with the ids of the messages that
+months (322-348 messages each), and 205 questions tagged with the ids of the messages that
 answer them. Split by conversation: `dev` (3) to tune on, `test` (2) held out. Written by
 `bench/longconv_generate.py` from the hand-written stories in `bench/longconv_stories.py`.
 """

@@ -21,11 +21,12 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
 from bench.longconv_chatter import ADVICE, PAIRED, REPLIES, SMALL_TALK
-from bench.longconv_stories import STORIES, Story
+from bench.longconv_stories import STORIES, Chatter, Story
 
 OUT = Path(__file__).resolve().parent / "data" / "longconv.json"
 SEED = 20260
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+WEATHER = ("weather", "sunny")
 FILLER_TONES = ("small", "small", "mood", "weather", "sunny", "food", "media", "small")
 
 
@@ -44,24 +45,9 @@ def session_lines(
     what is left to ask; each is asked once), each user line followed by its reply."""
     beats = [beat for beat in story.beats if beat.session == at]
     chatter = [c for c in story.chatter if c.after <= at and c.text not in used]
-    count = rng.randint(10, 13)
-    fillers: list[tuple[str, str, str | None]] = []
-    while len(fillers) + len(beats) < count - 2:
-        roll = rng.random()
-        if roll < 0.3 and chatter:
-            line = chatter.pop(rng.randrange(len(chatter)))
-            used.add(line.text)
-            fillers.append((line.tone, line.text, None))
-        elif 0.3 <= roll < 0.4 and advice:
-            question, answer = advice.pop(rng.randrange(len(advice)))
-            fillers.append(("own", question, answer))
-        elif (tone := rng.choice(FILLER_TONES)) in PAIRED:
-            line, reply = rng.choice(PAIRED[tone])
-            fillers.append(("own", line, reply))
-        else:
-            fillers.append((tone, rng.choice(SMALL_TALK[tone]), None))
+    fillers = draw_fillers(rng.randint(10, 13) - 2 - len(beats), chatter, advice, used, rng)
     slots = sorted(rng.sample(range(len(fillers) + len(beats)), len(beats)))
-    middle: list[tuple[str, str, str | None]] = list(fillers)
+    middle: list[Line] = list(fillers)
     for slot, beat in zip(slots, beats, strict=True):
         middle.insert(slot, (beat.tone, beat.text, beat.key))
     said: list[Said] = [Said("user", rng.choice(SMALL_TALK["greet"])), _reply("greet", rng)]
@@ -73,6 +59,39 @@ def session_lines(
     if rng.random() < 0.75:
         said += [Said("user", rng.choice(SMALL_TALK["bye"])), _reply("bye", rng)]
     return said
+
+
+Line = tuple[str, str, str | None]
+"""(tone, the user's words, the reply that goes with them or the beat's key)."""
+
+
+def draw_fillers(
+    count: int,
+    chatter: list[Chatter],
+    advice: list[tuple[str, str]],
+    used: set[str],
+    rng: random.Random,
+) -> list[Line]:
+    """`count` lines between the beats: chatter about the user's world, an advice question
+    now and then, small talk; one weather report at most (the sky does not change mid-chat)."""
+    fillers: list[Line] = []
+    weather_told = False
+    while len(fillers) < count:
+        roll = rng.random()
+        if roll < 0.3 and chatter:
+            line = chatter.pop(rng.randrange(len(chatter)))
+            used.add(line.text)
+            fillers.append((line.tone, line.text, None))
+        elif 0.3 <= roll < 0.4 and advice:
+            fillers.append(("own", *advice.pop(rng.randrange(len(advice)))))
+        elif (tone := rng.choice(FILLER_TONES)) in PAIRED:
+            if tone in WEATHER and weather_told:
+                continue
+            weather_told = weather_told or tone in WEATHER
+            fillers.append(("own", *rng.choice(PAIRED[tone])))
+        else:
+            fillers.append((tone, rng.choice(SMALL_TALK[tone]), None))
+    return fillers
 
 
 def _reply(tone: str, rng: random.Random) -> Said:
