@@ -8,6 +8,7 @@ from bench import (
     attacks,
     media_reading,
     memory_generalisation,
+    memory_longconv,
     memory_recall,
     memory_retrieval,
     rag_degradation,
@@ -35,6 +36,7 @@ def main() -> None:
         memory_retrieval,
         memory_generalisation,
         memory_recall,
+        memory_longconv,
         attacks,
         media_reading,
     ):
