@@ -9,8 +9,9 @@ from bot.adapters.openai_answers import MAX_ANSWER_BYTES
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.conversation import ChatMessage
 from bot.ports.health import HealthState
-from bot.ports.llm import ImageInput, LlmError, LlmRequest, TokenUsage, ToolSpec
+from bot.ports.llm import ImageInput, LlmError, TokenUsage, ToolSpec
 from tests.fakes.files import png_image
+from tests.fakes.llm import ANSWER_SCHEMA, chat_request
 from tests.fakes.openai_server import FakeOpenAiServer, Reply, images_in
 
 TOOL = ToolSpec("calculator", "math", {"type": "object", "properties": {}})
@@ -32,17 +33,7 @@ async def llm(server):
 
 
 def request(**overrides):
-    values = dict(
-        messages=[ChatMessage(role="system", content="sys"), ChatMessage.user("hello")],
-        model="fake-model",
-        temperature=0.2,
-        max_output_tokens=100,
-        timeout_seconds=5,
-        retry_attempts=4,
-        retry_max_seconds=30,
-    )
-    values.update(overrides)
-    return LlmRequest(**values)
+    return chat_request(**overrides)
 
 
 async def test_plain_answer(llm, server):
@@ -175,13 +166,7 @@ async def test_switches_to_max_completion_tokens_when_the_api_asks(llm, server):
     assert "max_tokens" not in server.requests[1]
 
 
-SCHEMA = {
-    "title": "answer",
-    "type": "object",
-    "properties": {"word": {"type": "string"}},
-    "required": ["word"],
-    "additionalProperties": False,
-}
+SCHEMA = ANSWER_SCHEMA
 
 
 async def test_a_response_schema_is_sent_as_json_schema_and_never_streamed(llm, server):
