@@ -62,8 +62,11 @@ class MeteredLlm:
             self._count(who, request.model, _estimate(request, shown.text), LlmOutcome.CANCELLED)
             raise
         except LlmError:
-            if shown.text:  # broken mid-stream: the server did the work; down: nothing to pay
-                self._count(who, request.model, _estimate(request, shown.text), LlmOutcome.ERROR)
+            # A failed call's output is never billed (an error event mid-stream, an empty
+            # answer): the user has no answer. A stream that had begun read the prompt.
+            if shown.text:
+                asked = _estimate(request, "").prompt_tokens
+                self._count(who, request.model, TokenUsage(asked, 0), LlmOutcome.ERROR)
             else:
                 self._observer.llm_called(request.model, LlmOutcome.ERROR, 0, 0)
             raise

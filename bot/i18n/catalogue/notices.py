@@ -190,12 +190,12 @@ def llm_empty() -> Say:
 @phrase
 def llm_context_overflow() -> Say:
     return Say(
-        en="This conversation is too long for the language model's context window, even "
-        "with its older part summarised. Send /new to start a fresh conversation (what I "
-        "remember about you stays), or send a shorter message.",
-        ru="Этот разговор слишком длинный для контекстного окна языковой модели, даже со "
-        "сжатой старой частью. Отправьте /new, чтобы начать новый разговор (то, что я помню "
-        "о вас, сохранится), или пришлите сообщение покороче.",
+        en="This conversation no longer fits the language model's context window, even with "
+        "its older part summarised where it could be. Send /new to start a fresh "
+        "conversation (what I remember about you stays), or send a shorter message.",
+        ru="Этот разговор больше не помещается в контекстное окно языковой модели, даже со "
+        "сжатой, где это возможно, старой частью. Отправьте /new, чтобы начать новый разговор "
+        "(то, что я помню о вас, сохранится), или пришлите сообщение покороче.",
     )
 
 
