@@ -74,6 +74,9 @@ class TokenUsage:
     """Of the prompt tokens, those the server served from its cache (often billed less)."""
     reasoning_tokens: int = 0
     """Of the completion tokens, those a reasoning model spent thinking (never shown)."""
+    cut: bool = False
+    """The answer stopped at the model's output token limit (`finish_reason: length`), which
+    `/usage` counts so a user (or operator) sees when `llm.maxOutputTokens` is too small."""
 
     @property
     def total(self) -> int:

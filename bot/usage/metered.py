@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
 from bot.config.model import UsageConfig
 from bot.conversation.messages import CHARS_PER_TOKEN
@@ -108,10 +109,11 @@ def spent(today: dict[str, Tally], config: UsageConfig) -> float:
 
 
 def _used(request: LlmRequest, response: LlmResponse) -> TokenUsage:
-    if response.usage is not None:
-        return response.usage
-    calls = "".join(c.arguments for c in response.tool_calls)
-    return _estimate(request, (response.text or "") + calls)
+    used = response.usage
+    if used is None:
+        calls = "".join(c.arguments for c in response.tool_calls)
+        used = _estimate(request, (response.text or "") + calls)
+    return replace(used, cut=True) if response.cut_by_token_limit else used
 
 
 def _estimate(request: LlmRequest, answered: str) -> TokenUsage:
