@@ -7,7 +7,15 @@ from collections import deque
 from typing import Any
 
 from bot.conversation import ChatMessage, ToolCall
-from bot.ports.llm import LlmError, LlmRequest, LlmResponse, TextListener
+from bot.i18n.catalogue import notices
+from bot.ports.llm import (
+    ContextOverflow,
+    EmptyAnswer,
+    LlmError,
+    LlmRequest,
+    LlmResponse,
+    TextListener,
+)
 
 Step = LlmResponse | Exception | float
 """A response, an exception to raise, or seconds to sleep before the next step."""
@@ -87,3 +95,14 @@ class ScriptedLlm:
 
 def llm_down(message: str = "The language model service is failing (HTTP 503).") -> LlmError:
     return LlmError(message)
+
+
+def context_overflow() -> ContextOverflow:
+    """What the adapter raises when the server says the prompt is too long (a 400 naming the
+    context length)."""
+    return ContextOverflow(notices.llm_context_overflow(), "HTTP 400 context_length_exceeded")
+
+
+def empty_answer() -> EmptyAnswer:
+    """What the adapter raises for an answer with nothing in it (llama.cpp's empty 200)."""
+    return EmptyAnswer(notices.llm_empty(), "a stream of 0 events")

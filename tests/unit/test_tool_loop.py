@@ -6,13 +6,19 @@ from pydantic import BaseModel
 
 from bot.config import RuntimeConfig
 from bot.conversation import ChatAddress, ChatMessage, IncomingMessage, Session, ToolCall
-from bot.i18n.catalogue import notices
 from bot.pipeline import TurnContext
 from bot.pipeline.tool_loop import ToolLoopSystem
-from bot.ports.llm import ContextOverflow, EmptyAnswer, LlmResponse
+from bot.ports.llm import LlmResponse
 from bot.tools import ToolRegistry, builtin_tools
 from tests.fakes.channel import RecordingChannel
-from tests.fakes.llm import ScriptedLlm, calls, llm_down, text
+from tests.fakes.llm import (
+    ScriptedLlm,
+    calls,
+    context_overflow,
+    empty_answer,
+    llm_down,
+    text,
+)
 
 
 class SlowArgs(BaseModel):
@@ -282,11 +288,7 @@ def compacting_loop(llm, compactor):
     return ToolLoopSystem(llm, tools, prompt=RefreshingPrompt(), compactor=compactor)
 
 
-def overflow():
-    return ContextOverflow(notices.llm_context_overflow(), "HTTP 400 context_length_exceeded")
-
-
-@pytest.mark.parametrize("failure", [overflow, lambda: EmptyAnswer("empty", "an empty 200")])
+@pytest.mark.parametrize("failure", [context_overflow, empty_answer])
 async def test_a_context_overflow_compacts_the_history_and_asks_once_more(failure):
     compactor = FoldingCompactor()
     llm = ScriptedLlm(failure(), text("It is 42."))
@@ -300,7 +302,7 @@ async def test_a_context_overflow_compacts_the_history_and_asks_once_more(failur
 
 async def test_still_too_long_after_compaction_tells_the_user_what_to_do_and_stores_nothing():
     compactor = FoldingCompactor()
-    llm = ScriptedLlm(overflow(), overflow())
+    llm = ScriptedLlm(context_overflow(), context_overflow())
     ctx = long_chat_ctx()
     await compacting_loop(llm, compactor).process(ctx)
     assert ctx.final_text is None and ctx.turn_messages == []
@@ -309,7 +311,7 @@ async def test_still_too_long_after_compaction_tells_the_user_what_to_do_and_sto
 
 async def test_an_empty_answer_with_nothing_to_compact_is_a_clear_failure_not_an_answer():
     compactor = FoldingCompactor()
-    llm = ScriptedLlm(EmptyAnswer(notices.llm_empty(), "an empty 200"))
+    llm = ScriptedLlm(empty_answer())
     ctx = make_ctx()
     await compacting_loop(llm, compactor).process(ctx)
     assert ctx.final_text is None and ctx.turn_messages == []
@@ -319,7 +321,9 @@ async def test_an_empty_answer_with_nothing_to_compact_is_a_clear_failure_not_an
 
 async def test_an_overflow_after_a_tool_ran_asks_again_without_running_the_tool_again():
     compactor = FoldingCompactor()
-    llm = ScriptedLlm(calls(("calculator", '{"expression": "6*7"}')), overflow(), text("42"))
+    llm = ScriptedLlm(
+        calls(("calculator", '{"expression": "6*7"}')), context_overflow(), text("42")
+    )
     ctx = long_chat_ctx()
     await compacting_loop(llm, compactor).process(ctx)
     assert ctx.final_text == "42"
