@@ -88,8 +88,10 @@ class Upload:
 class ServerProfile:
     """How a family of OpenAI-compatible servers behaves where it differs from OpenAI's API,
     so each difference is reproduced by the fake and pinned by a regression test
-    (`tests/integration/test_llm_server_profiles.py`). A real server of the family runs the
-    same tests once pointed at it (issue 24, `make test-real-llm`)."""
+    (`tests/integration/test_llm_server_profiles.py`). A difference found on a real server
+    becomes a field here first; the run against the real server itself (a scripted
+    conversation through the whole bot, `make test-real-llm`, not built yet) then checks
+    that the profile still says what the server does."""
 
     name: str
     usage_chunk: bool = True
