@@ -76,13 +76,19 @@ class Shown:
 # -- llama.cpp ------------------------------------------------------------------------------
 
 
-async def test_llama_a_stream_with_ping_comments_and_no_usage_chunk_is_read_whole(on_llama, llama):
+async def test_llama_a_stream_with_ping_comments_is_read_whole(on_llama, llama):
     shown = Shown()
     llama.script(Reply(text="a streamed answer from llama"))
     response = await on_llama.complete(request(), shown)
-    assert response.text == "a streamed answer from llama"
+    assert response.text == "a streamed answer from llama" and response.finish_reason == "stop"
     assert shown.texts[-1] == "a streamed answer from llama"
-    assert response.usage is None and response.finish_reason == "stop"
+
+
+async def test_llama_a_stream_without_a_usage_chunk_leaves_usage_to_be_estimated(on_llama, llama):
+    llama.script(Reply(text="no usage follows"))
+    response = await on_llama.complete(request(), Shown())
+    assert llama.requests[-1]["stream_options"] == {"include_usage": True}
+    assert response.text == "no usage follows" and response.usage is None
 
 
 async def test_llama_a_refused_json_schema_500_falls_back_to_json_object(on_llama, llama):
