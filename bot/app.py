@@ -310,11 +310,12 @@ class BotApp:
         tools.add_source(mcp)
         prompts = PromptFiles(settings.prompts_dir)
         context = ContextBuildingSystem(prompts, tools, memory, rag, skills)
+        compactor = SessionCompactor(metered)  # older turns become a summary (`/compact`)
         pipeline = Pipeline(
             [
                 AttachmentSystem(MediaReader(), DocumentLibrary(indexer, memory)),
                 context,
-                ToolLoopSystem(metered, tools, chat_models, prompt=context),
+                ToolLoopSystem(metered, tools, chat_models, prompt=context, compactor=compactor),
                 MemoryPersistSystem(memory, extractor),
                 RagIndexingSystem(indexer),
                 ResponseRoutingSystem(),
@@ -324,7 +325,6 @@ class BotApp:
         rag_status = RagStatus(config, rag, queue, long_term, ledger.owner_count)
         commands = CommandRegistry()
         running = RunningTurns()  # what `/stop`, `/new` and `/forget all` stop
-        compactor = SessionCompactor(metered)  # older turns become a summary (`/compact`)
         CoreCommands(
             registry=commands,
             sessions=sessions,

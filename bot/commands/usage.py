@@ -30,6 +30,9 @@ class UsageCommands:
         mine = self.ledger.today(call.message.user_id)
         lines = [texts.usage_today(_amount(mine, config))]
         lines += [f"  {model}: {_amount({model: t}, config)}" for model, t in mine.items()]
+        cut = total(mine).cut
+        if cut:
+            lines.append(texts.usage_cut_answers(cut))
         lines += _budget_lines(mine, config)
         if call.message.operator:
             lines += self._everyone(config)

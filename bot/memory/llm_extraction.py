@@ -199,7 +199,8 @@ class LlmFactExtractor:
             )
             return
         if _wanted(self._config()):
-            await self._store(user_id, plan(operations, shown, batch[-1].source))
+            said = [m.text for m in batch]
+            await self._store(user_id, plan(operations, shown, batch[-1].source, said))
 
     async def _ask(
         self, config: RuntimeConfig, user_id: str, messages: list[str]
@@ -228,11 +229,13 @@ class LlmFactExtractor:
         level = logging.INFO if updated or deleted or changes.additions else logging.DEBUG
         log.log(
             level,
-            "[Memory] LLM extraction: %d added, %d updated, %d deleted, %d ignored",
+            "[Memory] LLM extraction: %d added, %d updated, %d deleted, %d ignored "
+            "(%d not in the user's words)",
             len(changes.additions),
             updated,
             deleted,
             changes.ignored,
+            changes.ungrounded,
         )
 
 

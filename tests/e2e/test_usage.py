@@ -89,3 +89,12 @@ async def test_an_answer_stopped_half_way_is_counted_by_what_was_asked_and_shown
     assert line["who"] == "user-alice"
     assert 0 < line["out"] < len(story) // 4, "counted by the part that streamed"
     assert line["in"] > 0
+
+
+async def test_an_answer_cut_at_the_token_limit_ends_with_a_note_and_usage_counts_it(app, fake_llm):
+    fake_llm.script(Reply(text="The first half of", finish_reason="length"))
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "tell me everything"), channel)
+    assert channel.texts()[-1].startswith("The first half of\n\n[The answer stopped here")
+    await app.handle(say(ALICE, "/usage"), channel)
+    assert "1 answer stopped at the model's output token limit" in channel.texts()[-1]

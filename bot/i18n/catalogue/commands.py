@@ -308,6 +308,16 @@ def model_chosen(model: str) -> Say:
 
 
 @phrase
+def usage_cut_answers(count: int) -> Say:
+    return Say(
+        en=f"{plural_en(count, 'answer', 'answers')} stopped at the model's output token limit "
+        "(llm.maxOutputTokens)",
+        ru=f"{plural_ru(count, 'ответ оборвался', 'ответа оборвались', 'ответов оборвались')} "
+        "на пределе токенов модели (llm.maxOutputTokens)",
+    )
+
+
+@phrase
 def usage_amount(tokens: int, prompt_tokens: int, completion_tokens: int, calls: int) -> Say:
     return Say(
         en=f"{plural_en(tokens, 'token', 'tokens')} ({prompt_tokens:,} in, "
