@@ -377,20 +377,23 @@ def language_name() -> Say:
 
 
 @phrase
-def language_state(chosen: bool) -> Say:
+def language_state(chosen: bool, terminal: bool) -> Say:
+    """`terminal`: the automatic language is the locale's, not a Telegram app's."""
+    auto_en = "your system's language (LANG)" if terminal else "your Telegram app's language"
+    auto_ru = "язык вашей системы (LANG)" if terminal else "язык вашего приложения Telegram"
     return Say(
-        en="I speak English with you"
-        + (" (your choice)." if chosen else " (auto: your Telegram app's language)."),
-        ru="Я говорю с вами по-русски"
-        + (" (ваш выбор)." if chosen else " (авто: язык вашего приложения Telegram)."),
+        en="I speak English with you" + (" (your choice)." if chosen else f" (auto: {auto_en})."),
+        ru="Я говорю с вами по-русски" + (" (ваш выбор)." if chosen else f" (авто: {auto_ru})."),
     )
 
 
 @phrase
-def language_usage() -> Say:
+def language_usage(terminal: bool) -> Say:
+    auto_en = "your system's language" if terminal else "your app's language"
+    auto_ru = "язык системы" if terminal else "язык приложения"
     return Say(
-        en="/language en, /language ru or /language auto (your app's language) changes it.",
-        ru="/language en, /language ru или /language auto (язык приложения) меняет его.",
+        en=f"/language en, /language ru or /language auto ({auto_en}) changes it.",
+        ru=f"/language en, /language ru или /language auto ({auto_ru}) меняет его.",
     )
 
 

@@ -191,6 +191,19 @@ def terminal_banner() -> Say:
 
 
 @phrase
+def about_quit() -> Say:
+    return Say(en="leave the chat (Ctrl+D too)", ru="выйти из чата (или Ctrl+D)")
+
+
+@phrase
+def quit_alone() -> Say:
+    return Say(
+        en="To leave, send /quit on its own.",
+        ru="Чтобы выйти, отправьте /quit отдельной строкой.",
+    )
+
+
+@phrase
 def empty_reply() -> Say:
     return Say(en="(empty reply)", ru="(пустой ответ)")
 
