@@ -89,3 +89,17 @@ async def test_an_answer_stopped_half_way_is_counted_by_what_was_asked_and_shown
     assert line["who"] == "user-alice"
     assert 0 < line["out"] < len(story) // 4, "counted by the part that streamed"
     assert line["in"] > 0
+
+
+async def test_without_prices_usage_says_which_setting_gives_a_cost(app, settings, fake_llm):
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "/usage"), channel)  # nothing used yet: the current model
+    assert "No cost is shown for gpt-4o-mini" in channel.texts()[-1]
+    await app.handle(say(ALICE, "hello"), channel)
+    await app.handle(say(ALICE, "/usage"), channel)
+    shown = channel.texts()[-1]
+    assert "usage.prices" in shown and "about" not in shown
+
+    edit_runtime_config(settings.runtime_config_path, usage={"prices": {"gpt-4o-mini": {}}})
+    await app.handle(say(ALICE, "/usage"), channel)
+    assert "usage.prices" not in channel.texts()[-1], "priced: nothing to explain"

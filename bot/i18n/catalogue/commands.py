@@ -329,6 +329,16 @@ def usage_unpriced(models: str) -> Say:
 
 
 @phrase
+def usage_how_to_price(models: str) -> Say:
+    return Say(
+        en=f"No cost is shown for {models}: its price per million tokens is not set "
+        "(runtime config, usage.prices; docs/CONFIGURATION.md).",
+        ru=f"Стоимость для {models} не показана: не задана цена за миллион токенов "
+        "(runtime config, usage.prices; docs/CONFIGURATION.md).",
+    )
+
+
+@phrase
 def usage_today(amount: str) -> Say:
     return Say(en=f"Today (UTC): {amount}", ru=f"Сегодня (UTC): {amount}")
 
