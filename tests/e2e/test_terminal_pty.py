@@ -33,6 +33,11 @@ def open_chat(workdir: Path, llm: FakeOpenAiServer, **env: str) -> PtyProcess:
     return chat
 
 
+def leave(chat: PtyProcess) -> None:
+    chat.type("/quit\r")
+    assert chat.wait() == 0
+
+
 def plain(text: str) -> str:
     return ANSI.sub("", text)
 
@@ -50,8 +55,7 @@ def test_an_answer_streams_in_rendered_markdown_after_a_waiting_indicator(workdi
         assert "That is all" not in chat.output
         rest.set()
         shown = chat.expect("That is all.") + chat.expect("you> ")
-        chat.type("/quit\r")
-        assert chat.wait() == 0
+        leave(chat)
     finally:
         chat.close()
     assert "\x1b[4;35mPlan" in first, "the heading is styled, not `##`"
@@ -65,8 +69,7 @@ def test_log_lines_stay_in_the_log_file_and_out_of_the_chat(workdir, llm):
     try:
         chat.type("hello\r")
         chat.expect("you> ")
-        chat.type("/quit\r")
-        assert chat.wait() == 0
+        leave(chat)
     finally:
         chat.close()
     log = (workdir / "data" / "bot.log").read_text()
@@ -90,8 +93,7 @@ def test_a_reminder_printed_at_the_prompt_draws_it_again_with_what_was_typed(wor
         chat.type("ght\r")
         chat.expect("echo: half a thought")  # what was typed before the reminder was kept
         chat.expect("you> ")
-        chat.type("/quit\r")
-        assert chat.wait() == 0
+        leave(chat)
     finally:
         chat.close()
     assert plain(redrawn).rstrip().endswith("you> half a thou")
@@ -104,11 +106,24 @@ def test_help_and_language_say_what_is_true_in_a_terminal(workdir, llm):
         listing = plain(chat.expect("you> "))
         chat.type("/language\r")
         language = plain(chat.expect("you> "))
-        chat.type("/quit\r")
-        assert chat.wait() == 0
+        leave(chat)
     finally:
         chat.close()
     assert "/quit — leave the chat" in listing
     assert "/stop" not in listing, "nothing can be typed while an answer is written"
     assert "auto: your system's language (LANG)" in language
     assert "Telegram" not in language
+
+
+def test_ctrl_c_at_the_prompt_leaves_with_the_terminal_as_it_was(workdir, llm):
+    chat = open_chat(workdir, llm)
+    try:
+        chat.type("half typed")
+        chat.expect("half typed")
+        chat.type("\x03")
+        assert chat.wait() == 0
+        assert chat.echoes(), "readline's modes are undone"
+    finally:
+        chat.close()
+    assert chat.output.endswith("half typed\r\n"), "the shell's prompt gets a line of its own"
+    assert "Traceback" not in chat.output

@@ -27,7 +27,15 @@ class PtyProcess:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         env = {**env, "TERM": "xterm-256color", "COLUMNS": str(columns), "LINES": str(rows)}
         self.process = subprocess.Popen(
-            argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True
+            argv,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env=env,
+            close_fds=True,
+            start_new_session=True,
+            preexec_fn=_take_terminal,  # Ctrl+C typed here interrupts it, as in a terminal
         )
         os.close(slave)
         self._master = master
@@ -35,6 +43,11 @@ class PtyProcess:
         self.output = ""
         """Everything written to the terminal so far."""
         self._seen = 0
+
+    def echoes(self) -> bool:
+        """Whether the terminal shows what is typed (a program that dies mid-read can leave
+        it without)."""
+        return bool(termios.tcgetattr(self._master)[3] & termios.ECHO)
 
     def type(self, keys: str) -> None:
         """Keys as typed: `\\r` is Enter."""
@@ -82,3 +95,9 @@ class PtyProcess:
         while self._read(0.05):
             pass
         return self.process.wait(max(deadline - time.monotonic(), 0.1))
+
+
+def _take_terminal() -> None:
+    """In the child, in its new session: the pseudo-terminal on stdin becomes its controlling
+    terminal, so the terminal's Ctrl+C sends it SIGINT."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)

@@ -160,6 +160,9 @@ class TerminalChannel:
             yield
         finally:
             termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+            if self._screen.at_prompt:  # the shell's prompt starts on a line of its own
+                self._stdout.write("\n")
+                self._stdout.flush()
 
     async def _quit_alone(self, call: CommandCall) -> str:
         return texts.quit_alone()
