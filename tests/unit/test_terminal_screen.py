@@ -5,7 +5,7 @@ waited."""
 import io
 
 from bot.adapters.terminal.channel import TerminalChannel
-from bot.adapters.terminal.screen import PROMPT, Screen, wants_plain
+from bot.adapters.terminal.screen import PROMPT, Screen, screen_for, wants_plain
 from bot.commands.registry import Command, CommandRegistry
 
 
@@ -67,3 +67,11 @@ def test_the_terminal_lists_quit_and_has_no_stop():
         registry.register(Command(name, name, never))
     TerminalChannel(io.StringIO(), io.StringIO()).register_commands(registry)
     assert [c.name for c in registry.menu()] == ["new", "help", "quit"]
+
+
+def test_a_dumb_terminal_gets_no_spinner_and_no_cursor_codes():
+    out = FakeTty()
+    screen = screen_for(out, lambda: "", {"TERM": "dumb"})
+    screen.at_prompt = True
+    screen.message("⏰ Reminder: stretch")
+    assert "\x1b" not in out.getvalue()

@@ -150,7 +150,8 @@ def screen_for(
 ) -> Screen:
     """Markdown rendered on a colour terminal (`rich`, imported only now), else plain text."""
     if wants_plain(out, environ):
-        return Screen(out, is_terminal(out), typed)
+        drawable = is_terminal(out) and environ.get("TERM", "") not in ("", "dumb")
+        return Screen(out, drawable, typed)  # a dumb terminal moves no cursor: no spinner
     from bot.adapters.terminal.rich_screen import MarkdownScreen
 
     return MarkdownScreen(out, typed, lambda: shutil.get_terminal_size())
