@@ -75,3 +75,16 @@ def test_a_dumb_terminal_gets_no_spinner_and_no_cursor_codes():
     screen.at_prompt = True
     screen.message("⏰ Reminder: stretch")
     assert "\x1b" not in out.getvalue()
+
+
+async def test_a_line_that_is_not_text_is_said_so_and_the_chat_goes_on():
+    stdin = io.TextIOWrapper(io.BytesIO(b"\xff\xfe broken\nhello\n"), encoding="utf-8")
+    out = io.StringIO()
+    heard = []
+
+    async def handle(message):
+        heard.append(message.text)
+
+    await TerminalChannel(stdin, out).run(handle)
+    assert "not readable text" in out.getvalue()
+    assert heard == ["hello"]

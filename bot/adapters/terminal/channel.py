@@ -17,6 +17,8 @@ from bot.i18n import FALLBACK, language_of_code, speaking
 from bot.i18n.catalogue import telegram as texts
 from bot.ports.channel import ReplyStream
 
+UNREADABLE = "\x00unreadable"
+"""What the reader hands over for a line that is not text in the terminal's encoding."""
 TERMINAL_ADDRESS = ChatAddress(channel="terminal", chat_id="local")
 TERMINAL_USER = "local"
 QUIT_WORDS = ("/quit", "/exit")
@@ -70,8 +72,7 @@ class TerminalChannel:
 
     async def run(self, handle: Callable[[IncomingMessage], Awaitable[None]]) -> None:
         """Chat until end of input or `/quit`."""
-        with speaking(language_of_code(self._language_code) or FALLBACK):
-            self._screen.message(texts.terminal_banner())
+        self._screen.message(self._speaking(texts.terminal_banner))
         with self._terminal_restored():
             lines, ready = self._start_reader()
             while True:
@@ -85,7 +86,9 @@ class TerminalChannel:
                 text = line.strip()
                 if text in QUIT_WORDS:
                     return
-                if text:
+                if line == UNREADABLE:
+                    self._screen.message(self._speaking(texts.terminal_unreadable_line))
+                elif text:
                     await self._handle(handle, text)
 
     async def _handle(
@@ -130,12 +133,27 @@ class TerminalChannel:
         try:
             if self._readline:
                 return input(PROMPT)
-            line = self._stdin.readline()
-            return line or None
+            return self._read_piped_line()
         except EOFError:
             return None
+        except UnicodeDecodeError:  # bytes that are no text: said so, and the chat goes on
+            return UNREADABLE
         finally:
             self._screen.at_prompt = False
+
+    def _read_piped_line(self) -> str | None:
+        """One line, decoded on its own: a line that is not text costs only itself (the text
+        layer decodes ahead, so one bad byte would take the lines after it)."""
+        buffer = getattr(self._stdin, "buffer", None)
+        if buffer is None:  # already text (a test's StringIO)
+            return self._stdin.readline() or None
+        raw: bytes = buffer.readline()
+        return raw.decode(self._stdin.encoding or "utf-8") if raw else None
+
+    def _speaking(self, text: Callable[[], str]) -> str:
+        """One of the terminal's own texts, in the locale's language."""
+        with speaking(language_of_code(self._language_code) or FALLBACK):
+            return text()
 
     def _typed(self) -> str:
         """What has been typed at the prompt so far, to draw it again under a reminder."""
