@@ -25,10 +25,16 @@ class MarkdownScreen(Screen):
     terminal cannot redraw once scrolled away, are left as they were drawn."""
 
     def __init__(
-        self, out: TextIO, typed: Callable[[], str], size: Callable[[], os.terminal_size]
+        self,
+        out: TextIO,
+        typed: Callable[[], str],
+        size: Callable[[], os.terminal_size],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`size`: the terminal's, read at each draw; `clock` paces the redraws."""
         super().__init__(out, True, typed)
         self._size = size
+        self._clock = clock
         self._colors = Console(file=out).color_system
         self._drawn: str | None = None
         """The text of the answer as the screen shows it; `_shown` may be ahead of it."""
@@ -73,11 +79,11 @@ class MarkdownScreen(Screen):
     def _redraw(self) -> None:
         if self._shown is None or self._shown == self._drawn:
             return
-        started = time.monotonic()
+        started = self._clock()
         if started < self._rest_until:
             return
         self._draw(self._shown, final=False)
-        took = time.monotonic() - started
+        took = self._clock() - started
         self._rest_until = started + took / BUSY_SHARE
 
     def _draw(self, text: str, final: bool) -> None:
