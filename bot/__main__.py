@@ -189,6 +189,7 @@ async def run(
         from bot.adapters.terminal import TerminalChannel, locale_language
 
         terminal = TerminalChannel(language_code=locale_language())
+        terminal.register_commands(app.commands)
         app.reminders.deliver_through(terminal)
         await terminal.run(lambda message: app.handle(message, terminal))
         return 0

@@ -113,7 +113,7 @@ async def test_a_weekly_reminder_in_a_forum_topic_arrives_in_that_topic_only(
     assert "No reminders in this chat." in bob_list.text
     telegram.send_text(ALICE, "/reminders", chat=FORUM, thread_id=topic)
     listing = (await replies(telegram, FORUM.id, 3, thread_id=topic))[2].text
-    assert "Mon 09 Mar 2026 08:00, repeating (FREQ=WEEKLY;BYDAY=MO;BYHOUR=8;BYMINUTE=0)" in listing
+    assert "Mon 09 Mar 2026 08:00, repeats every Monday at 08:00, Europe/Berlin" in listing
     (reminder,) = await app.reminders.book.all()
     telegram.send_text(ALICE, f"/reminders cancel {reminder.id}", chat=FORUM, thread_id=topic)
     cancelled = (await replies(telegram, FORUM.id, 4, thread_id=topic))[3].text

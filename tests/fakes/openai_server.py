@@ -42,6 +42,9 @@ class Reply:
     test needs, however slow the machine (a `delay` is a guess at that)."""
     chunk_delay: float = 0.0
     """Streaming: pause between text chunks, so a client sees the answer arrive over time."""
+    pause: threading.Event | None = None
+    """Streaming: after the first piece of text the rest waits until the test sets this, so
+    a test can see the first words shown before the last are written."""
     drop_connection: bool = False
     error_message: str = "fake error"
     stream_failure: str | None = None
@@ -452,6 +455,8 @@ class FakeOpenAiServer(BackgroundServer):
                 await response.write(ping + f"data: {json.dumps(chunk)}\n\n".encode())
                 if index == 0 and reply.stream_failure is not None:
                     return await _fail_stream(request, response, reply)
+                if index == 1 and reply.pause is not None:
+                    await asyncio.to_thread(reply.pause.wait)
                 if reply.chunk_delay:
                     await asyncio.sleep(reply.chunk_delay)
             await response.write(b"data: [DONE]\n\n")
