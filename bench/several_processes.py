@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import Figure, percentile, print_table
-from bot.storage.postgres.inbox import SWEEP_SECONDS
+from bot.adapters.postgres.inbox import SWEEP_SECONDS
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
 from tests.fakes.postgres import PostgresServer
 from tests.fakes.telegram_server import FakeTelegramServer, User

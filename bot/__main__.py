@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from bot import __version__
+from bot.adapters.postgres.database import DatabaseUnavailable
 from bot.app import BotApp
 from bot.logging_setup import setup_logging
 from bot.ops.server import ListenFailed
 from bot.settings import NO_LLM_MESSAGE, Settings, environment_with
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
 from bot.storage.disk import START, DiskHealth
-from bot.storage.postgres.database import DatabaseUnavailable
 
 if TYPE_CHECKING:
     from bot.adapters.telegram import TelegramBot

@@ -18,10 +18,8 @@ from typing import Any
 from bot.config.model import MediaConfig
 from bot.i18n import current_language
 from bot.i18n.catalogue import media as texts
-from bot.media.extraction import ExtractedText, UnreadableFile
-from bot.media.images import PreparedImage
-from bot.media.kinds import FileKind
-from bot.tools.isolated import IsolatedFailure, IsolatedScript
+from bot.isolated import IsolatedFailure, IsolatedScript
+from bot.media.model import ExtractedText, FileKind, PreparedImage, UnreadableFile
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from bot.adapters.telegram.inbound import ATTACHMENT_KINDS, Attachment
 from bot.app import BotApp
 from bot.i18n import Language, Phrase, Say
 from bot.i18n.catalogue import MODULES, memory, notices, telegram
-from bot.memory.items import TRAITS
+from bot.memory.model import TRAITS
 from bot.rag.queue import IndexQueue
 from bot.storage.sessions import JsonSessionStore
 from tests.fakes.llm import ScriptedLlm

@@ -14,7 +14,7 @@ import pytest
 from bot.config.model import MemoryConfig
 from bot.memory import heap
 from bot.memory.files import UserFiles
-from bot.memory.items import ItemType, Layer, MemoryItem, new_item
+from bot.memory.model import ItemType, Layer, MemoryItem, new_item
 from bot.memory.packing import pack
 from bot.memory.scoring import rank
 from bot.memory.service import ShortTermMemory
