@@ -29,7 +29,6 @@ from bot.conversation import utc_now
 from bot.memory.episodes import promoted
 from bot.memory.exchanges import RemembersExchanges
 from bot.memory.files import UserFiles, remove_ids
-from bot.memory.heap import full_collections_paused, settle
 from bot.memory.loading import read_items
 from bot.memory.model import (
     ItemType,
@@ -45,6 +44,7 @@ from bot.memory.scoring import nearest_in_meaning, rank, word_matches
 from bot.memory.semantic import SemanticMemory
 from bot.memory.user_items import UserItems
 from bot.ports.embeddings import EmbeddingPort, Vectors
+from bot.runtime import full_collections_paused, settle
 
 log = logging.getLogger(__name__)
 
@@ -388,7 +388,7 @@ class ShortTermMemory(RemembersExchanges):
         """Load from disk, promoting episodes that became confident enough under a new config.
 
         Runs in a worker thread (see `read_items`), with full collections paused (see
-        `bot/memory/heap.py`).
+        `bot/runtime.py`).
         """
         threshold = self._config().promotion_min_confidence
         with full_collections_paused():

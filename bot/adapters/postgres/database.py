@@ -64,24 +64,6 @@ RECONNECT_SECONDS = 3.0
 """How long the pool's background reconnection tries (1 s, 2 s) before a call starts anew."""
 
 
-# The pool logs each failed reconnection; the outage gets one line of ours instead.
-logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
-
-
-class _CleanupAfterAnError(logging.Filter):
-    """Drops psycopg's "error ignored ..." warnings: a batch (a pipeline) or a transaction
-    that the server's going away interrupts fails its clean-up too, and psycopg logs that
-    second error while the first goes on to the caller, which `Database.connection` turns
-    into the outage's one line (`DatabaseHealth.failed`). Any other psycopg record passes."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("error ignored")
-
-
-for _name in ("psycopg", "psycopg.transaction"):  # a logger's filter sees only its own records
-    logging.getLogger(_name).addFilter(_CleanupAfterAnError())
-
-
 class DatabaseUnavailable(Exception):
     """The database could not be reached or prepared at start; the message is for people."""
 
