@@ -12,8 +12,10 @@ run: $(VENV)/.installed  ## set up, then chat (Telegram if TELEGRAM_BOT_TOKEN is
 test: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed postgres-binaries  ## set up, then run the whole test suite
 	$(BIN)/python -m pytest
 
+# The fast loop: no server, every core (pytest-xdist), and the tests' compiled, assertion-
+# rewritten modules cached in __pycache__ even where PYTHONDONTWRITEBYTECODE is set.
 test-fast: $(VENV)/.installed  ## the unit tests and the file stores' contract tests, in seconds
-	$(BIN)/python -m pytest tests/unit tests/contract -m "not postgres" -q
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest tests/unit tests/contract -m "not postgres" -q -n auto
 
 # The tests start their own PostgreSQL server (tests/fakes/postgres.py) from Debian's binaries;
 # installed here when missing (as root, as CI runs; otherwise it says what to install).
