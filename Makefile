@@ -28,7 +28,7 @@ lint: $(VENV)/.installed  ## ruff, mypy and the layers' import contracts, as CI 
 	$(BIN)/ruff check bot tests bench
 	$(BIN)/ruff format --check bot tests bench
 	$(BIN)/mypy bot
-	$(BIN)/lint-imports
+	$(BIN)/lint-imports --no-logo
 
 bench: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed  ## every benchmark, as same-run ratios
 	$(BIN)/python -m bench
