@@ -36,6 +36,7 @@ BENCHMARKS = (
     "memory_retrieval",
     "memory_generalisation",
     "memory_recall",
+    "memory_longconv",
     "attacks",
     "media_reading",
 )

@@ -34,6 +34,8 @@ EPILOG = """environment (or .env; see .env.example):
                        TELEGRAM_WEBHOOK_LISTEN (127.0.0.1), TELEGRAM_WEBHOOK_PORT (8443)
                        and TELEGRAM_WEBHOOK_SECRET (random per run when unset)
   RAG_API_KEY          LightRAG server key (sent as X-API-Key)
+  EMBEDDINGS_API_KEY   key of the embeddings server (memory.embeddings provider "openai"),
+                       when not OPENAI_API_KEY
   SPEECH_API_KEY       key of the speech servers (voice notes), when not OPENAI_API_KEY
   HTTP_PORT            serve /healthz, /readyz and /metrics on this port (unset: off);
                        HTTP_LISTEN is its address (default 127.0.0.1)
@@ -45,6 +47,7 @@ EPILOG = """environment (or .env; see .env.example):
   BOT_PROMPTS_DIR      prompt files (default: preferences/prompts)
   BOT_SKILLS_DIR       skills, one folder each (default: preferences/skills)
   LOG_LEVEL            DEBUG, INFO, WARNING or ERROR (default: INFO)
+  any other NAME       read as ${NAME} in mcp.servers (e.g. SEARCH_TOKEN; docs/MCP.md)
 
 Options given here win over the environment. Runtime config edits apply on the next message."""
 

@@ -174,7 +174,8 @@ class BotApp:
         close.
         `disk` is told what the disk refused, from the start (the lock file) on. `telegram`:
         the bot runs in Telegram (`app.telegram`), with `/start`, `/voice` and the inbox wired in.
-        `clock` (UTC now) is what reminders are set and fired by; tests move a fake one.
+        `clock` (UTC now) is what reminders are set and fired by and what memory dates its
+        items and weighs their recency by; tests and benchmarks move a fake one.
         `environ`: what `${NAME}` in an MCP server's config reads (default: the process's).
         """
         data = settings.data_dir
@@ -220,11 +221,13 @@ class BotApp:
             embedder = configured
         memory: ShortTermMemory | PostgresMemory
         if database is not None:  # memory items in PostgreSQL; retried with the disk's backlog
-            memory = PostgresMemory(database, lambda: config.current().memory, embedder=embedder)
+            memory = PostgresMemory(
+                database, lambda: config.current().memory, clock, embedder=embedder
+            )
             disk.add_backlog(memory)
         else:
             memory = ShortTermMemory(
-                data / "memory", lambda: config.current().memory, embedder=embedder
+                data / "memory", lambda: config.current().memory, clock, embedder=embedder
             )
         # Facts in any words: one structured LLM call after quick turns (`memory.extraction`).
         extractor = LlmFactExtractor(metered, config.current, memory)

@@ -33,6 +33,7 @@ from bot.adapters.telegram.inbound import BotIdentity
 from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions, WebhookOptions
 from bot.adapters.telegram.ordering import ChatOrderedProcessor
 from bot.adapters.telegram.polling import JournaledPoller
+from bot.adapters.telegram.send_budget import SendBudget
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.adapters.telegram.voice_notes import VoiceNotes
 from bot.adapters.telegram.voice_replies import VoiceReplies, VoiceSwitch
@@ -55,6 +56,16 @@ POLLING_FAILURES_UNREADY = 2
 CONNECTION_POOL_SIZE = 64
 """Concurrent Bot API requests; more wait a moment for a free connection (pool time-out 10 s)."""
 _MENU_NAME = re.compile(r"[a-z0-9_]{1,32}")  # what Telegram accepts in the menu
+
+
+def send_budget(config: RuntimeConfigStore, group_window_seconds: float) -> SendBudget:
+    """Telegram's message limits as the runtime config sets them now."""
+
+    def limits() -> tuple[int, int]:
+        telegram = config.current().telegram
+        return telegram.messages_per_second, telegram.group_messages_per_minute
+
+    return SendBudget(limits, group_window_seconds)
 
 
 class StartupFailed(Exception):
@@ -96,7 +107,7 @@ class TelegramBot:
             .base_url(f"{options.api_url}/bot")
             .base_file_url(f"{options.api_url}/file/bot")
             .concurrent_updates(self.processor)
-            .rate_limiter(FloodControl())
+            .rate_limiter(FloodControl(send_budget(config, options.group_window_seconds)))
             .request(request)
             .get_updates_request(updates_request)
             .updater(None)  # our poller or webhook receiver fetches, through the inbox
@@ -134,6 +145,7 @@ class TelegramBot:
             self.typing,
             options.edit_interval_seconds,
             options.draft_interval_seconds,
+            options.draft_keepalive_seconds,
         )
         self.handler = TelegramUpdateHandler(
             handle,
