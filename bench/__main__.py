@@ -46,7 +46,9 @@ TIMEOUT_SECONDS = 1800.0
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", nargs="+", choices=BENCHMARKS, help="run just these")
+    parser.add_argument(
+        "--only", nargs="+", choices=BENCHMARKS, metavar="NAME", help=", ".join(BENCHMARKS)
+    )
     parser.add_argument("--timeout", type=float, default=TIMEOUT_SECONDS, help="per benchmark")
     parser.add_argument("--one", choices=BENCHMARKS, help=argparse.SUPPRESS)
     parser.add_argument("--figures-to", type=Path, help=argparse.SUPPRESS)
