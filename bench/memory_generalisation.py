@@ -39,7 +39,7 @@ from bench.memory_recall import SilentChannel, memory_lines
 from bench.report import Figure, print_table
 from bot.app import BotApp
 from bot.conversation import ChatAddress, IncomingMessage
-from bot.memory.items import MemoryItem
+from bot.memory.model import MemoryItem
 from bot.memory.semantic import item_text
 from tests.fakes.llm import ScriptedLlm, text
 

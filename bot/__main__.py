@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from bot import __version__
+from bot.adapters.postgres.database import DatabaseUnavailable
 from bot.app import BotApp
 from bot.logging_setup import setup_logging
 from bot.ops.server import ListenFailed
+from bot.runtime import apply_process_policies
 from bot.settings import NO_LLM_MESSAGE, Settings, environment_with
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
 from bot.storage.disk import START, DiskHealth
-from bot.storage.postgres.database import DatabaseUnavailable
 
 if TYPE_CHECKING:
     from bot.adapters.telegram import TelegramBot
@@ -155,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     setup_logging(settings.log_level, settings.secret_values(), log_file)
+    apply_process_policies()
     disk = DiskHealth()
     if lock.write_error is not None:  # one line, not a traceback: a supervisor would loop
         disk.failed(START, lock.write_error, "starting anyway (see /status)")

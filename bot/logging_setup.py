@@ -80,8 +80,5 @@ def setup_logging(level: str, secrets: Iterable[str], log_file: Path | None = No
     output.setFormatter(formatter)
     root.addHandler(output)
 
-    # Request URLs at INFO are noise (and, for Telegram, carry the token): keep them out.
-    for noisy in ("httpx", "httpx2", "httpcore", "openai", "telegram.ext.Updater"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
     if refused is not None:
         logging.getLogger(__name__).error("[Logging] no log file (%s); logging to stderr", refused)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
-from bot.i18n import LanguageChoices, language_of_code, speaking
+from bot.i18n import language_of_code, speaking
 from bot.i18n.catalogue import commands as texts
+from bot.storage.languages import LanguageChoices
 
 
 @dataclass

@@ -4,23 +4,15 @@ the bytes are judged by the reader itself, which refuses what does not parse."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from bot.i18n.catalogue import media as texts
+from bot.media.model import FileKind
 
 if TYPE_CHECKING:
     from bot.config import RuntimeConfig
     from bot.conversation import IncomingFile
-
-
-class FileKind(StrEnum):
-    IMAGE = "image"
-    PDF = "pdf"
-    DOCX = "docx"
-    TEXT = "text"
-    MARKDOWN = "markdown"
 
 
 DOCUMENT_KINDS = (FileKind.PDF, FileKind.DOCX, FileKind.TEXT, FileKind.MARKDOWN)

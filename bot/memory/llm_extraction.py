@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from bot.config.model import RuntimeConfig
-from bot.memory.items import MemoryItem
 from bot.memory.llm_operations import (
     NEAREST_ITEMS,
     Operation,
@@ -36,6 +35,7 @@ from bot.memory.llm_operations import (
     parse_operations,
     plan,
 )
+from bot.memory.model import MemoryItem
 from bot.ports.llm import LlmError, LlmPort
 from bot.ports.memory import ExtractionTarget
 

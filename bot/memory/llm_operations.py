@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, mod
 
 from bot.config.model import RuntimeConfig
 from bot.conversation import ChatMessage
-from bot.memory.items import ItemType, MemoryItem, new_item, shorten
+from bot.memory.model import ItemType, MemoryItem, new_item, shorten
 from bot.memory.text import term_set
 from bot.ports.llm import LlmRequest
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bot.config.model import EmbeddingsConfig
 from bot.memory.episodes import EXCHANGE_ANSWER, EXCHANGE_USER
-from bot.memory.items import ItemType, MemoryItem
+from bot.memory.model import ItemType, MemoryItem
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorFile, VectorIndex
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors

@@ -6,9 +6,9 @@ import asyncio
 import logging
 from typing import Protocol
 
+from bot.compaction import SummaryFailed
 from bot.config.model import LlmConfig
 from bot.conversation import ChatMessage, Session
-from bot.conversation.compaction import SummaryFailed
 from bot.i18n.catalogue import notices
 from bot.pipeline.context import TurnContext
 from bot.ports.llm import (

@@ -19,6 +19,7 @@ from bot.config.model import RemindersConfig
 from bot.conversation import ChatAddress
 from bot.i18n import Language, current_language, speaking
 from bot.i18n.catalogue import reminders as say
+from bot.isolated import IsolatedFailure, IsolatedScript
 from bot.reminders import rule_check, texts
 from bot.reminders.book import ReminderStore
 from bot.reminders.model import Reminder, ReminderRefused, TooManyReminders
@@ -32,7 +33,6 @@ from bot.reminders.times import (
     shown,
     zone_named,
 )
-from bot.tools.isolated import IsolatedFailure, IsolatedScript
 
 log = logging.getLogger(__name__)
 

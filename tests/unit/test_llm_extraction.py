@@ -9,7 +9,6 @@ import pytest
 
 from bot.config.model import LlmConfig, MemoryConfig, RuntimeConfig
 from bot.conversation import utc_now
-from bot.memory.items import ItemType, MemoryItem, new_item, reworded
 from bot.memory.llm_extraction import LlmFactExtractor
 from bot.memory.llm_operations import (
     SCHEMA,
@@ -19,6 +18,7 @@ from bot.memory.llm_operations import (
     extraction_request,
     parse_operations,
 )
+from bot.memory.model import ItemType, MemoryItem, new_item, reworded
 from bot.ports.llm import LlmRequest, LlmResponse
 from tests.fakes.llm import ScriptedLlm, llm_down, text
 from tests.fakes.waiting import wait_until

@@ -85,7 +85,7 @@ def test_the_redactor_blanks_a_secret_given_with_a_trailing_newline():
     ],
 )
 def test_the_database_password_never_reaches_a_log_line(monkeypatch, url):
-    from bot.storage.postgres.database import describe_url
+    from bot.adapters.postgres.database import describe_url
 
     monkeypatch.setenv("DATABASE_URL", url)
     settings = Settings(_env_file=None)  # type: ignore[call-arg]

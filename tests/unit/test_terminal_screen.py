@@ -4,8 +4,8 @@ waited."""
 
 import io
 
-from bot.adapters.terminal.channel import TerminalChannel
-from bot.adapters.terminal.screen import PROMPT, Screen, screen_for, wants_plain
+from bot.adapters.terminal.channel import TerminalChannel, screen_for
+from bot.adapters.terminal.screen import PROMPT, Screen, wants_plain
 from bot.commands.registry import Command, CommandRegistry
 
 

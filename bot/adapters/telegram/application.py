@@ -155,7 +155,6 @@ class TelegramBot:
             AccessGate(options.refusal_cooldown_seconds),
             config,
         )
-        _keep_message_contents_out_of_logs()
         self.handler.files = self.files
         self.application.add_handler(TypeHandler(Update, self.handler))
         self.application.add_error_handler(_log_update_error)
@@ -315,12 +314,6 @@ def _bad_token_message(api_url: str) -> str:
         f"Telegram rejected the bot token{where}. Check TELEGRAM_BOT_TOKEN: get it from "
         "@BotFather; it looks like 123456789:AAE..."
     )
-
-
-def _keep_message_contents_out_of_logs() -> None:
-    """PTB logs whole updates and API calls at DEBUG, strangers' messages included: not here."""
-    level = max(logging.INFO, logging.getLogger().getEffectiveLevel())
-    logging.getLogger("telegram").setLevel(level)
 
 
 async def _log_update_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -25,12 +25,13 @@ from bot.adapters.telegram.voice_replies import VoiceReplies
 from bot.commands import parse_command
 from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.conversation import IncomingFile, IncomingMessage
-from bot.i18n import LanguageChoices, speaking
+from bot.i18n import speaking
 from bot.i18n.catalogue import telegram as texts
 from bot.media.kinds import refusal_before_reading
 from bot.ports.channel import ChannelPort, DeliveryFailed
 from bot.ports.inbox import TelegramInbox
 from bot.ports.language import LanguagePreference
+from bot.storage.languages import LanguageChoices
 
 log = logging.getLogger(__name__)
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TextIO
 
-from bot.adapters.terminal.screen import PROMPT, Screen, is_terminal, screen_for
+from bot.adapters.terminal.screen import PROMPT, Screen, is_terminal, wants_plain
 from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.conversation import ChatAddress, IncomingMessage
 from bot.i18n import FALLBACK, language_of_code, speaking
@@ -197,3 +198,15 @@ class _TerminalStream:
 
     async def finish(self, text: str) -> None:
         self._screen.finish_answer(text)
+
+
+def screen_for(
+    out: TextIO, typed: Callable[[], str], environ: Mapping[str, str] = os.environ
+) -> Screen:
+    """Markdown rendered on a colour terminal (`rich`, imported only now), else plain text."""
+    if wants_plain(out, environ):
+        drawable = is_terminal(out) and environ.get("TERM", "") not in ("", "dumb")
+        return Screen(out, drawable, typed)  # a dumb terminal moves no cursor: no spinner
+    from bot.adapters.terminal.rich_screen import MarkdownScreen
+
+    return MarkdownScreen(out, typed, lambda: shutil.get_terminal_size())

@@ -1,5 +1,5 @@
 """The terminal chat on a colour terminal: replies rendered as Markdown, the answer redrawn as
-it grows. Imported only then (`screen_for`), with the Markdown parser behind it."""
+it grows. Imported only then (`channel.screen_for`), with the Markdown parser behind it."""
 
 from __future__ import annotations
 

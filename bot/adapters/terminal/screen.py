@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import shutil
 from collections.abc import Callable, Mapping
 from typing import TextIO
 
@@ -143,15 +141,3 @@ def is_terminal(out: TextIO) -> bool:
     with contextlib.suppress(ValueError, AttributeError):
         return out.isatty()
     return False
-
-
-def screen_for(
-    out: TextIO, typed: Callable[[], str], environ: Mapping[str, str] = os.environ
-) -> Screen:
-    """Markdown rendered on a colour terminal (`rich`, imported only now), else plain text."""
-    if wants_plain(out, environ):
-        drawable = is_terminal(out) and environ.get("TERM", "") not in ("", "dumb")
-        return Screen(out, drawable, typed)  # a dumb terminal moves no cursor: no spinner
-    from bot.adapters.terminal.rich_screen import MarkdownScreen
-
-    return MarkdownScreen(out, typed, lambda: shutil.get_terminal_size())

@@ -53,7 +53,7 @@ def remembered_header(group: bool, count: int) -> Say:
 
 @phrase
 def item_kind(kind: str) -> Say:
-    """The kinds of `bot/memory/items.py` (`TypeTraits.label`)."""
+    """The kinds of `bot/memory/model.py` (`TypeTraits.label`)."""
     names = {
         "about the user": "о пользователе",
         "constraint": "ограничение",

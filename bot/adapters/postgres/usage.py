@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
+from bot.adapters.postgres.database import Database, DatabaseDown
 from bot.ports.llm import TokenUsage
-from bot.storage.postgres.database import Database, DatabaseDown
 from bot.usage.ledger import DailyTallies, Tally, utc_today
 
 log = logging.getLogger(__name__)
