@@ -27,7 +27,27 @@ class ToolSpec:
         """The tool in the chat completions API's shape: made once, since a spec never
         changes and goes with every request (read it, never change it)."""
         function = {"name": self.name, "description": self.description}
-        return {"type": "function", "function": {**function, "parameters": self.parameters}}
+        parameters = without_length_bounds(self.parameters)
+        return {"type": "function", "function": {**function, "parameters": parameters}}
+
+
+LENGTH_BOUNDS = frozenset({"minLength", "maxLength"})
+
+
+def without_length_bounds(schema: Any, in_properties: bool = False) -> Any:
+    """`schema` without string length bounds, which the model need not see: every tool
+    checks its own arguments (built-ins with pydantic, MCP servers themselves), and
+    llama.cpp's server turns `maxLength: 500` into 500 nested grammar rules and refuses
+    the whole request with a bare HTTP 500. A property that is *named* like a bound stays."""
+    if isinstance(schema, dict):
+        return {
+            key: without_length_bounds(value, key == "properties")
+            for key, value in schema.items()
+            if in_properties or key not in LENGTH_BOUNDS
+        }
+    if isinstance(schema, list):
+        return [without_length_bounds(value) for value in schema]
+    return schema
 
 
 @dataclass(frozen=True)

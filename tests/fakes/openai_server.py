@@ -117,6 +117,10 @@ class ServerProfile:
     400 `context_length_exceeded`, or, streamed, answered with an empty 200."""
     embedding_per_token: bool = False
     """`/v1/embeddings` gives one vector per word of each input, not one per input."""
+    grammar_max_length: int | None = None
+    """Tools whose schemas bound a string's length past this are refused with a bare 500:
+    llama.cpp makes one grammar rule per allowed character and gives up ("failed to parse
+    grammar"), saying only "Server got itself in trouble"."""
 
 
 OPENAI = ServerProfile("openai")
@@ -131,6 +135,7 @@ LLAMA_CPP = ServerProfile(
     alternating_roles=True,
     context_chars=8192,
     embedding_per_token=True,
+    grammar_max_length=32,
 )
 """llama-cpp-python 0.3's server as tried in issue 24 (SmolLM2-135M, a 2,048-token context),
 with a chat template that needs alternating roles."""
@@ -408,6 +413,10 @@ class FakeOpenAiServer(BackgroundServer):
         if profile.null_content_refusal and any(m.get("content") is None for m in messages):
             message = "messages -> content: Input should be a valid string"
             return _error(profile.null_content_refusal, message)
+        if profile.grammar_max_length is not None and _longest_bound(body.get("tools")) > (
+            profile.grammar_max_length
+        ):
+            return _error(500, "Server got itself in trouble")
         roles = [m.get("role") for m in messages]
         repeated = any(a == b in ("user", "assistant") for a, b in itertools.pairwise(roles))
         if profile.alternating_roles and repeated:
@@ -630,3 +639,14 @@ def _error(status: int, message: str) -> web.Response:
 
 def _usage() -> dict[str, int]:
     return {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+
+
+def _longest_bound(schema: object) -> int:
+    """The largest `maxLength` anywhere in a tool list or schema (0: none)."""
+    if isinstance(schema, dict):
+        own = schema.get("maxLength")
+        bound = own if isinstance(own, int) else 0
+        return max([bound, *(_longest_bound(value) for value in schema.values())])
+    if isinstance(schema, list):
+        return max([0, *(_longest_bound(value) for value in schema)])
+    return 0

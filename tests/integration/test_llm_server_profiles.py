@@ -124,6 +124,30 @@ async def test_llama_a_streamed_tool_call_arrives_by_asking_again_without_stream
     assert "asking again without streaming" in caplog.text
 
 
+async def test_llama_takes_tools_whose_schemas_bound_string_lengths(on_llama, llama):
+    """llama.cpp builds a grammar rule per allowed character of a `maxLength` and refuses a
+    long one with a bare 500 (found running the bot's reminders tool on the real server);
+    the bounds stay with the tool, which checks its own arguments."""
+    bounded = ToolSpec(
+        "reminders",
+        "Set a reminder.",
+        {
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "maxLength": 500, "minLength": 1},
+                "maxLength": {"type": "integer"},  # a property of that name stays
+            },
+        },
+    )
+    llama.script(Reply(text="Done."))
+    response = await on_llama.complete(request(tools=[bounded]))
+    assert response.text == "Done."
+    (sent,) = llama.requests[-1]["tools"]
+    properties = sent["function"]["parameters"]["properties"]
+    assert properties == {"text": {"type": "string"}, "maxLength": {"type": "integer"}}
+    assert bounded.parameters["properties"]["text"]["maxLength"] == 500, "the spec is unchanged"
+
+
 async def test_llama_ignores_tools_offered_without_tool_choice(llama):
     """The profile itself: what the adapter's `tool_choice: auto` is for."""
     import httpx
