@@ -12,11 +12,15 @@ from bot.ports.rag import RagRecall
 from bot.prompts import PromptFiles
 from bot.skills import SkillLibrary, list_resources
 from bot.tools import ToolRegistry
+from bot.untrusted import UNTRUSTED_RULE, fenced, one_line
 
 log = logging.getLogger(__name__)
 
 SKILL_TOOL = "skill"
 SKILLS_HINT = "When a request matches a skill's description, activate it with the skill tool."
+TOOL_LINE_CHARS = 1_000
+"""A tool's line in `# Available Tools`: its description, from an MCP server perhaps, folded
+to one line so that it cannot open a section of the prompt."""
 
 
 class ContextBuildingSystem:
@@ -108,18 +112,24 @@ class ContextBuildingSystem:
         return found
 
     def render(self, ctx: TurnContext) -> str:
+        """The prompt's sections; what came from outside (recalled long-term memory, a shared
+        document) only inside fences (`bot/untrusted.py`), whose rule comes first."""
         sections = [self._prompts.text()]
+        tools = self._tools.enabled(ctx.config.tools)
+        if ctx.rag_context or ctx.shared_document or tools:
+            sections.append(UNTRUSTED_RULE)  # tool results come fenced too
         if ctx.memory_pack:
             sections.append(f"# Memory\n{ctx.memory_pack}")
         if ctx.rag_context:
-            sections.append(f"# Relevant Memory\n{ctx.rag_context}")
+            sections.append(f"# Relevant Memory\n{fenced('memory', ctx.rag_context)}")
         if ctx.shared_document:
-            sections.append(f"# Shared Document\n{ctx.shared_document}")
+            sections.append(f"# Shared Document\n{fenced('document', ctx.shared_document)}")
         if ctx.skill:
             sections.append(f"# Active Skill: {ctx.skill}\n{ctx.skill_text}")
-        tools = self._tools.enabled(ctx.config.tools)
         if tools:
-            lines = "\n".join(f"- {tool.name}: {tool.description}" for tool in tools)
+            lines = "\n".join(
+                one_line(f"- {tool.name}: {tool.description}", TOOL_LINE_CHARS) for tool in tools
+            )
             sections.append(f"# Available Tools\n{lines}")
         if self._skills is not None and any(t.name == SKILL_TOOL for t in tools):
             catalogue = self._skills.available()

@@ -10,6 +10,7 @@ from tests.fakes.channel import RecordingChannel
 from tests.fakes.memory import RecordingMemory
 from tests.fakes.rag import FakeRag
 from tests.fakes.skills import write_skill
+from tests.fakes.untrusted import unfenced
 
 
 def ctx_for(config=None, text="how did we deploy?"):
@@ -39,7 +40,8 @@ async def test_sections_follow_the_spec_order(tmp_path):
         "Be kind.",
         "Extra notes.",
         "# Memory\n- prefers Docker",
-        "# Relevant Memory\nDeployed with compose before.",
+        "# Relevant Memory\n[untrusted memory ",
+        "Deployed with compose before.",
         "# Active Skill: devops\nUse compose files with health checks.",
         "# Available Tools\n- current_time",
         "# Available Skills\n",
@@ -75,7 +77,7 @@ async def test_a_failing_memory_only_drops_its_own_section(tmp_path):
     ctx = ctx_for()
     await system(tmp_path, RecordingMemory(fail=True), FakeRag("old context")).process(ctx)
     assert "# Memory" not in ctx.system_prompt
-    assert "# Relevant Memory\nold context" in ctx.system_prompt
+    assert "# Relevant Memory\nold context" in unfenced(ctx.system_prompt)
 
 
 def test_prompt_files_are_reread_when_edited(tmp_path):
