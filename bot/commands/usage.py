@@ -27,16 +27,16 @@ class UsageCommands:
 
     async def usage(self, call: CommandCall) -> str:
         config = self.config.current().usage
-        mine = self.ledger.today(call.message.user_id)
+        mine = await self.ledger.today(call.message.user_id)
         lines = [texts.usage_today(_amount(mine, config))]
         lines += [f"  {model}: {_amount({model: t}, config)}" for model, t in mine.items()]
         lines += _budget_lines(mine, config)
         if call.message.operator:
-            lines += self._everyone(config)
+            lines += await self._everyone(config)
         return "\n".join(lines)
 
-    def _everyone(self, config: UsageConfig) -> list[str]:
-        everyone = self.ledger.today_all()
+    async def _everyone(self, config: UsageConfig) -> list[str]:
+        everyone = await self.ledger.today_all()
         if not everyone:
             return [texts.usage_nobody_yet()]
         ranked = sorted(everyone.items(), key=lambda entry: -total(entry[1]).tokens)
