@@ -185,6 +185,9 @@ class MediaConfig(Section):
     read_timeout_seconds: float = Field(
         60, gt=0, le=600, description="Reading one file (text, resizing), wall clock."
     )
+    read_cpu_seconds: int = Field(
+        20, ge=1, le=600, description="CPU time reading one file may take; past it, too costly."
+    )
 
 
 class RateLimitConfig(Section):

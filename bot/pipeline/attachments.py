@@ -60,13 +60,15 @@ class AttachmentSystem:
             ctx.notice = texts.nothing_stored(str(exc))
 
     async def _image(self, ctx: TurnContext, attachment: IncomingFile) -> None:
-        image = await self._reader.prepare_image(attachment.data, ctx.config.media)
+        image = await self._reader.prepare_image(attachment.data, ctx.config.media, ctx.user_id)
         log.info("[Media] image of %dx%d for the model", image.width, image.height)
         ctx.images = [ImageInput(image.data, image.mime_type)]
 
     async def _document(self, ctx: TurnContext, attachment: IncomingFile, kind: FileKind) -> None:
         name = quoted_name(attachment.file_name)
-        found = await self._reader.read_document(attachment.data, kind, ctx.config.media)
+        found = await self._reader.read_document(
+            attachment.data, kind, ctx.config.media, ctx.user_id
+        )
         if not found.text:
             ctx.notice = (
                 texts.no_text_in_pdf(name, found.pages or 0)
