@@ -167,6 +167,7 @@ async def test_forget_all_deletes_long_term_documents_after_confirmation(
     assert [owner_tag_of(s) for s in lightrag.file_sources()].count("901") == 1, "not yet"
     await rag_app.handle(say("901", "/forget confirm"), channel)
     assert "deleted" in channel.texts()[-1] and "1 long-term documents" in channel.texts()[-1]
+    assert "LightRAG's cache may still hold summaries" in channel.texts()[-1], "said plainly"
 
     for _ in range(100):
         tags = [owner_tag_of(s) for s in lightrag.file_sources()]
