@@ -4,7 +4,9 @@
 local OpenAI-compatible server (echoing, or scripted per attack). Each attack is made while a
 thread samples the process's resident memory every 10 ms; its figure is the peak growth over
 the resident size just before the attack. After every attack another chat must still get its
-answer, and nothing the attacker sent may be the reason one is missing.
+answer, and nothing the attacker sent may be the reason one is missing. Documents are timed
+instead: another user's one-page PDF while one user's costly PDFs are read, against the same
+PDF read alone in the same run (`document_attacks`).
 
     python -m bench.attacks
 """
@@ -27,9 +29,10 @@ import aiohttp
 
 from bench.report import Figure, print_table
 from tests.fakes.background_server import free_port
+from tests.fakes.files import costly_pdf, pdf_with_text
 from tests.fakes.misbehaving_servers import OversizedServer, RecordingProxy, TricklingServer
 from tests.fakes.openai_server import EchoResponder, FakeOpenAiServer, Reply
-from tests.fakes.telegram_server import FakeTelegramServer
+from tests.fakes.telegram_server import Chat, FakeTelegramServer
 from tests.system.harness import TELEGRAM_TOKEN, SystemStack
 
 OWNER, FRIEND = 4001, 4002
@@ -291,9 +294,91 @@ def webhook_attack(work: Path) -> list[Figure]:
         return attacker.figures
 
 
+COSTLY_MOVES = 1_000_000
+"""A 10 KB PDF of this many text-position operators costs pypdf about 10 s of CPU."""
+SLOW_READ_RATIO_TARGET = 3.0
+
+
+class DocumentSender:
+    """Sends PDFs through the emulated Telegram and times the first reply to each."""
+
+    def __init__(self, stack: SystemStack) -> None:
+        self.stack = stack
+
+    def send(self, user_id: int, content: bytes, name: str, chat: Chat | None = None) -> None:
+        """In a group the caption mentions the bot, as a member must for it to answer."""
+        caption = f"@{self.stack.telegram.bot.username}" if chat is not None else None
+        self.stack.telegram.send_media(
+            self.stack.user(user_id), "document", content=content, file_name=name,
+            mime_type="application/pdf", chat=chat, caption=caption,
+        )  # fmt: skip
+
+    def timed(self, user_id: int, content: bytes, name: str) -> tuple[float, str]:
+        before = len(self.stack.replies(user_id))
+        started = time.monotonic()
+        self.send(user_id, content, name)
+        reply = self.stack.wait_replies(user_id, before + 1, within=120)[before]
+        return time.monotonic() - started, reply
+
+
+def document_attacks(work: Path) -> list[Figure]:
+    """One user's costly PDFs, sent at once in a private chat and two groups (each chat has
+    its own lane), against another user's one-page PDF (finding 5 of the trust issue): the
+    other's wait, against the same PDF read with nobody else's in the way; and the costly
+    ones refused past `media.readCpuSeconds`."""
+    with (
+        FakeTelegramServer(token=TELEGRAM_TOKEN) as telegram,
+        FakeOpenAiServer(responder=(echo_llm := ScriptedLlm())) as llm,
+    ):
+        stack, idle = make_stack(work / "documents", llm, echo_llm, telegram, webhook=False)
+        stack.edit_config(media={"readCpuSeconds": 5})
+        sender, small = DocumentSender(stack), pdf_with_text("Opening hours: 06:00 to 22:00.")
+        try:
+            alone = sorted(sender.timed(FRIEND, small, f"hours-{n}.pdf")[0] for n in range(3))[1]
+            chats = [None, *(Chat.group(-100_5000 - n, f"Group {n}") for n in range(2))]
+            before = {
+                chat.id if chat else OWNER: len(stack.replies(chat.id if chat else OWNER))
+                for chat in chats
+            }
+            for n, chat in enumerate(chats):
+                sender.send(OWNER, costly_pdf(COSTLY_MOVES), f"costly-{n}.pdf", chat)
+            time.sleep(0.5)  # the owner's first reads have started
+            crowded, _ = sender.timed(FRIEND, small, "hours-crowded.pdf")
+            refusals = [
+                stack.wait_replies(chat_id, count + 1, within=180)[count]
+                for chat_id, count in before.items()
+            ]
+        finally:
+            stack.bot.stop()
+            idle.stop()
+    ratio = crowded / alone
+    refused = sum("too much work to read" in reply for reply in refusals)
+    return [
+        Figure("attacks", "another user's 1-page PDF, read alone", round(alone, 2), "s", ""),
+        Figure(
+            "attacks",
+            f"the same while one user sends 3 PDFs of ~10 s CPU ({crowded:.2f} s), against alone",
+            round(ratio, 2),
+            "x",
+            f"<= {SLOW_READ_RATIO_TARGET:g}",
+            ratio <= SLOW_READ_RATIO_TARGET,
+        ),
+        Figure(
+            "attacks",
+            "those PDFs refused as too costly (media.readCpuSeconds 5)",
+            refused,
+            "of 3",
+            "3",
+            refused == 3,
+        ),
+    ]
+
+
 def run() -> list[Figure]:
     with tempfile.TemporaryDirectory() as work:
-        return polling_attacks(Path(work)) + webhook_attack(Path(work))
+        return (
+            polling_attacks(Path(work)) + webhook_attack(Path(work)) + document_attacks(Path(work))
+        )
 
 
 def main() -> None:
