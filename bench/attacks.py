@@ -30,6 +30,7 @@ import aiohttp
 from bench.report import Figure, print_table
 from tests.fakes.background_server import free_port
 from tests.fakes.files import costly_pdf, pdf_with_text
+from tests.fakes.mcp_server import stdio_entry
 from tests.fakes.misbehaving_servers import OversizedServer, RecordingProxy, TricklingServer
 from tests.fakes.openai_server import EchoResponder, FakeOpenAiServer, Reply
 from tests.fakes.telegram_server import Chat, FakeTelegramServer
@@ -374,10 +375,52 @@ def document_attacks(work: Path) -> list[Figure]:
     ]
 
 
+MCP_REQUEST_TARGET_KB = 100
+"""Every request with a hostile server's tools: `mcp.maxToolsKilobytes` (64) and the rest."""
+
+
+def mcp_attack(work: Path) -> list[Figure]:
+    """A server listing 205 tools of 24 MB (finding 6 of the trust issue): how big every LLM
+    request is then, against the same request without it."""
+    with (
+        FakeTelegramServer(token=TELEGRAM_TOKEN) as telegram,
+        FakeOpenAiServer(responder=(echo_llm := ScriptedLlm())) as llm,
+    ):
+        stack, idle = make_stack(work / "mcp", llm, echo_llm, telegram, webhook=False)
+        try:
+            stack.converse(OWNER, "How big is a request without the server?")
+            bare = len(json.dumps(llm.requests[-1]))
+            server = stdio_entry("many-tools", maxResponseKilobytes=65_536, startTimeoutSeconds=120)
+            stack.edit_config(mcp={"servers": {"big": server}})
+            stack.telegram.wait_for_sync(lambda: "big ready" in stack.ask(OWNER, "/status"), 180)
+            lines = stack.ask(OWNER, "/status").splitlines()
+            status = next(line for line in lines if line.startswith("MCP servers: "))
+            stack.converse(OWNER, "And how big is it now?")
+            crowded = len(json.dumps(llm.requests[-1]))
+        finally:
+            stack.bot.stop()
+            idle.stop()
+    kilobytes = crowded / 1024
+    return [
+        Figure("attacks", "an LLM request without MCP servers", round(bare / 1024, 1), "KB", ""),
+        Figure(
+            "attacks",
+            f"the same with a server of 205 tools, 24 MB ({status.removeprefix('MCP servers: ')})",
+            round(kilobytes, 1),
+            "KB",
+            f"<= {MCP_REQUEST_TARGET_KB}",
+            kilobytes <= MCP_REQUEST_TARGET_KB,
+        ),
+    ]
+
+
 def run() -> list[Figure]:
     with tempfile.TemporaryDirectory() as work:
         return (
-            polling_attacks(Path(work)) + webhook_attack(Path(work)) + document_attacks(Path(work))
+            polling_attacks(Path(work))
+            + webhook_attack(Path(work))
+            + document_attacks(Path(work))
+            + mcp_attack(Path(work))
         )
 
 
