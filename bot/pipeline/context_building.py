@@ -12,7 +12,7 @@ from bot.ports.rag import RagRecall
 from bot.prompts import PromptFiles
 from bot.skills import SkillLibrary, list_resources
 from bot.tools import ToolRegistry
-from bot.untrusted import UNTRUSTED_RULE, fenced, one_line
+from bot.untrusted import UNTRUSTED_RULE, fenced, neutralised, one_line
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,8 @@ class ContextBuildingSystem:
 
     def render(self, ctx: TurnContext) -> str:
         """The prompt's sections; what came from outside (recalled long-term memory, a shared
-        document) only inside fences (`bot/untrusted.py`), whose rule comes first."""
+        document) only inside fences (`bot/untrusted.py`), whose rule comes first, and the
+        rolling summary with its heading-like lines escaped."""
         sections = [self._prompts.text()]
         tools = self._tools.enabled(ctx.config.tools)
         if ctx.rag_context or ctx.shared_document or tools:
@@ -136,6 +137,7 @@ class ContextBuildingSystem:
             if catalogue:
                 lines = "\n".join(f"- {s.name}: {s.description}" for s in catalogue)
                 sections.append(f"# Available Skills\n{SKILLS_HINT}\n{lines}")
-        if ctx.session.summary:
-            sections.append(f"# Earlier in This Conversation (summary)\n{ctx.session.summary}")
+        if ctx.session.summary:  # the model's words, made from documents and tool results too
+            summary = neutralised(ctx.session.summary)
+            sections.append(f"# Earlier in This Conversation (summary)\n{summary}")
         return "\n\n".join(sections)
