@@ -6,7 +6,9 @@ thread samples the process's resident memory every 10 ms; its figure is the peak
 the resident size just before the attack. After every attack another chat must still get its
 answer, and nothing the attacker sent may be the reason one is missing. Documents are timed
 instead: another user's one-page PDF while one user's costly PDFs are read, against the same
-PDF read alone in the same run (`document_attacks`).
+PDF read alone in the same run (`document_attacks`); an LLM request's size with a hostile MCP
+server (`mcp_attack`); one user's tokens over three processes against their budget
+(`budget_attack`).
 
     python -m bench.attacks
 """
@@ -33,7 +35,9 @@ from tests.fakes.files import costly_pdf, pdf_with_text
 from tests.fakes.mcp_server import stdio_entry
 from tests.fakes.misbehaving_servers import OversizedServer, RecordingProxy, TricklingServer
 from tests.fakes.openai_server import EchoResponder, FakeOpenAiServer, Reply
-from tests.fakes.telegram_server import Chat, FakeTelegramServer
+from tests.fakes.postgres import PostgresServer
+from tests.fakes.telegram_server import Chat, FakeTelegramServer, User
+from tests.system.cluster import start_cluster
 from tests.system.harness import TELEGRAM_TOKEN, SystemStack
 
 OWNER, FRIEND = 4001, 4002
@@ -414,6 +418,59 @@ def mcp_attack(work: Path) -> list[Figure]:
     ]
 
 
+BUDGET_TOKENS = 6_000
+ANSWER_USAGE = (500, 250)
+"""Each answer's tokens as the LLM reports them: 750, so eight answers spend the budget."""
+BUDGET_PROCESSES = 3
+BUDGET_TARGET = 1.15
+
+
+def budget_attack(work: Path) -> list[Figure]:
+    """One user's messages spread over three processes on one PostgreSQL database by a
+    round-robin balancer (finding 2 of the trust issue): the tokens spent against the daily
+    budget, and what `/usage` says of them."""
+    user = User(OWNER, "Owner", "owner")
+    server = PostgresServer().start()
+    try:
+        with (
+            FakeTelegramServer(token=TELEGRAM_TOKEN) as telegram,
+            FakeOpenAiServer(responder=lambda body: Reply(text="ok", usage=ANSWER_USAGE)) as llm,
+        ):
+            cluster = start_cluster(
+                work / "budget", telegram, llm.base_url, server.create_database(),
+                BUDGET_PROCESSES, [OWNER], "WARNING",
+                {"usage": {"dailyTokenBudget": BUDGET_TOKENS}},
+            )  # fmt: skip
+            try:
+                for n in range(3 * BUDGET_TOKENS // sum(ANSWER_USAGE)):
+                    said = len(telegram.texts(OWNER))
+                    telegram.send_text(user, f"message {n}")
+                    telegram.wait_for_sync(lambda s=said: len(telegram.texts(OWNER)) > s, 60)
+                said = len(telegram.texts(OWNER))
+                telegram.send_text(user, "/usage")
+                telegram.wait_for_sync(lambda: len(telegram.texts(OWNER)) > said, 60)
+                usage = telegram.texts(OWNER)[-1]
+            finally:
+                cluster.stop()
+            answers = len(llm.requests)
+    finally:
+        server.stop()
+    spent = answers * sum(ANSWER_USAGE)
+    shown = f"{spent:,} of {BUDGET_TOKENS:,} tokens" in usage
+    return [
+        Figure(
+            "attacks",
+            f"one user's 24 messages over {BUDGET_PROCESSES} processes: tokens spent "
+            f"({spent:,}) against the daily budget ({BUDGET_TOKENS:,})",
+            round(spent / BUDGET_TOKENS, 2),
+            "x",
+            f"<= {BUDGET_TARGET:g}",
+            spent / BUDGET_TOKENS <= BUDGET_TARGET,
+        ),
+        Figure("attacks", "/usage shows every process's share", int(shown), "", "1", shown),
+    ]
+
+
 def run() -> list[Figure]:
     with tempfile.TemporaryDirectory() as work:
         return (
@@ -421,6 +478,7 @@ def run() -> list[Figure]:
             + webhook_attack(Path(work))
             + document_attacks(Path(work))
             + mcp_attack(Path(work))
+            + budget_attack(Path(work))
         )
 
 
