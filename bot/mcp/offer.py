@@ -62,22 +62,7 @@ def offer(connections: Sequence[McpServerConnection], config: McpConfig) -> Offe
     result = Offer()
     room = config.max_tools_kilobytes * 1024
     for connection, tools in zip(connections, candidates, strict=True):
-        left_out: list[str] = []
-        collided = [t for t in tools if names[t.name] > 1]
-        if collided:
-            shown = ", ".join(sorted({t.name for t in collided}))
-            left_out.append(f"{len(collided)} whose names collide ({shown[:200]})")
-        fitting = [t for t in tools if names[t.name] == 1]
-        schema_bytes = config.max_schema_kilobytes * 1024
-        too_big = [t for t in fitting if t.schema_size > schema_bytes]
-        if too_big:
-            left_out.append(f"{len(too_big)} over mcp.maxSchemaKilobytes")
-        fitting = [t for t in fitting if t.schema_size <= schema_bytes]
-        if len(fitting) > config.max_tools_per_server:
-            left_out.append(
-                f"{len(fitting) - config.max_tools_per_server} over mcp.maxToolsPerServer"
-            )
-            fitting = fitting[: config.max_tools_per_server]
+        fitting, left_out = _within_server_bounds(tools, names, config)
         kept = 0
         for tool in fitting:
             if tool.size > room:
@@ -91,6 +76,27 @@ def offer(connections: Sequence[McpServerConnection], config: McpConfig) -> Offe
             result.trimmed[connection.name] = "; ".join(left_out)
             result.listed[connection.name] = len(tools)
     return result
+
+
+def _within_server_bounds(
+    tools: list[McpTool], names: Counter[str], config: McpConfig
+) -> tuple[list[McpTool], list[str]]:
+    """One server's tools without collisions, huge schemas and those past its count; and
+    what was left out, why."""
+    left_out: list[str] = []
+    collided = [t for t in tools if names[t.name] > 1]
+    if collided:
+        shown = ", ".join(sorted({t.name for t in collided}))
+        left_out.append(f"{len(collided)} whose names collide ({shown[:200]})")
+    schema_bytes = config.max_schema_kilobytes * 1024
+    unique = [t for t in tools if names[t.name] == 1]
+    fitting = [t for t in unique if t.schema_size <= schema_bytes]
+    if len(fitting) < len(unique):
+        left_out.append(f"{len(unique) - len(fitting)} over mcp.maxSchemaKilobytes")
+    if len(fitting) > config.max_tools_per_server:
+        left_out.append(f"{len(fitting) - config.max_tools_per_server} over mcp.maxToolsPerServer")
+        fitting = fitting[: config.max_tools_per_server]
+    return fitting, left_out
 
 
 def _tools_of(connection: McpServerConnection) -> list[McpTool]:
