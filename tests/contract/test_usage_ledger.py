@@ -66,20 +66,26 @@ async def test_many_calls_at_once_are_all_counted_after_a_restart(new_usage_ledg
 
 
 async def test_usage_from_every_process_on_the_store_is_the_users(new_usage_ledger, request):
-    """Three processes on one PostgreSQL database spend one budget: each reads the others'
-    calls, written or still waiting in its own memory, each counted once. A data dir has one
-    process (`DataDirLock`), so the day files are read back only at a restart."""
+    """Three processes on one PostgreSQL database spend one budget: each counts its own calls
+    at once, written or not, and the others' once written, never a row twice. A data dir has
+    one process (`DataDirLock`), so the day files are read back only at a restart."""
     if request.node.callspec.params["new_usage_ledger"] == "files":
         pytest.skip("one process per data dir")
     processes = [await new_usage_ledger() for _ in range(3)]
-    for n, ledger in enumerate(processes):
-        ledger.record("ann", "m", TokenUsage(1000 * (n + 1), 0))
+    sizes = [1_000, 10_000, 100_000]  # a sum tells which rows it counted, and how often
+    for ledger, size in zip(processes, sizes, strict=True):
+        ledger.record("ann", "m", TokenUsage(size, 0))
     processes[0].record("bob", "m", TokenUsage(7, 0))
-    await processes[0].drain()
-    for _ in range(20):  # reads while the others' writers run: never a row twice or missed
-        for ledger in processes:
-            assert (await ledger.today("ann"))["m"].tokens == 6000
-            assert (await ledger.today("ann"))["m"].calls == 3
+    for _ in range(20):  # while the writers run
+        for ledger, size in zip(processes, sizes, strict=True):
+            tokens = (await ledger.today("ann"))["m"].tokens
+            counted = [tokens // other % 10 for other in sizes]
+            assert set(counted) <= {0, 1} and tokens // size % 10 == 1, tokens
         await asyncio.sleep(0)
+    for ledger in processes:
+        await ledger.drain()
+    for ledger in processes:
+        assert (await ledger.today("ann"))["m"].tokens == 111_000
+        assert (await ledger.today("ann"))["m"].calls == 3
     everyone = await processes[2].today_all()
-    assert everyone["ann"]["m"].tokens == 6000 and everyone["bob"]["m"].tokens == 7
+    assert everyone["ann"]["m"].tokens == 111_000 and everyone["bob"]["m"].tokens == 7

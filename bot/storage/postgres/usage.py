@@ -49,6 +49,7 @@ class ReadWriteGate:
         self._no_readers.set()
         self._no_writer = asyncio.Event()
         self._no_writer.set()
+        self._one_writer = asyncio.Lock()  # the background writer and a retry, one at a time
 
     @contextlib.asynccontextmanager
     async def reading(self) -> AsyncIterator[None]:
@@ -65,12 +66,13 @@ class ReadWriteGate:
 
     @contextlib.asynccontextmanager
     async def writing(self) -> AsyncIterator[None]:
-        self._no_writer.clear()  # new reads wait from here: a write is never starved
-        try:
-            await self._no_readers.wait()
-            yield
-        finally:
-            self._no_writer.set()
+        async with self._one_writer:
+            self._no_writer.clear()  # new reads wait from here: a write is never starved
+            try:
+                await self._no_readers.wait()
+                yield
+            finally:
+                self._no_writer.set()
 
 
 class PostgresUsageLedger:
