@@ -1,4 +1,5 @@
-"""The bot's memory under each attack of the trust issue, against its own size just before.
+"""The bot under each attack of the trust issues: its memory against its own size just before,
+and for the later findings what each one cost before it was bounded (time, size, tokens).
 
 `python -m bot` runs as a process, as an operator starts it, against the emulated Bot API and a
 local OpenAI-compatible server (echoing, or scripted per attack). Each attack is made while a
