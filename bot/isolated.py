@@ -12,12 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
 from pathlib import Path
 
 
 class IsolatedFailure(Exception):
     """The child ran out of time or died; the message says so in words for the model."""
+
+
+class CpuLimitReached(IsolatedFailure):
+    """The child used up the CPU time it gave itself (`RLIMIT_CPU`: the kernel's SIGXCPU)."""
 
 
 class IsolatedScript:
@@ -74,6 +79,8 @@ class IsolatedScript:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
                 await asyncio.shield(process.wait())  # reaped even if cancelled again
+        if process.returncode == -signal.SIGXCPU:
+            raise CpuLimitReached("used up its CPU time and was stopped")
         if process.returncode != 0:
             raise IsolatedFailure("was stopped before it finished (out of time or memory)")
         return output

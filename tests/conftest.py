@@ -19,7 +19,7 @@ from tests.fakes.postgres import PostgresServer
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
-FOLDER_MARKERS = ("unit", "contract", "integration", "e2e", "system")
+FOLDER_MARKERS = ("unit", "contract", "integration", "e2e", "system", "real_llm")
 """Each test is marked with the name of its folder, so `-m` and the folders always agree."""
 
 

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.config.model import RagConfig
+from bot.conversation.scope import GROUP_PREFIX
 from bot.rag.circuit import CircuitBreaker, CircuitState
 from bot.rag.context import QueryData, render_context
 from bot.rag.documents import owner_tag_of, tag
@@ -166,7 +167,7 @@ class LightRagAdapter:
         if rag.query_keywords == "bot":
             body |= query_keywords(body["query"])
         try:
-            if self.retrieval_style(config) == "answer":
+            if self.retrieval_style(config, in_group=owner.startswith(GROUP_PREFIX)) == "answer":
                 answer = _AnswerResponse.model_validate(
                     await self._call(rag, "POST", "/query", body, on_turn_path=True)
                 )
@@ -190,15 +191,16 @@ class LightRagAdapter:
             return ""
         return render_context(found.data.owned_by(owner), rag.context_max_chars)
 
-    def retrieval_style(self, config: RuntimeConfig) -> str:
-        """The configured style, but `context` while `answer` could show one user another's
-        words (`bot/rag/style.py`); logged once each time such a refusal begins."""
+    def retrieval_style(self, config: RuntimeConfig, in_group: bool = False) -> str:
+        """The configured style, but `context` for a group, and while `answer` could show one
+        user another's words (`bot/rag/style.py`); logged once each time such a refusal
+        begins."""
         owners = self._owners() if self._owners else 1
         refusal = answer_style_refusal(config, owners)
         if refusal and refusal != self._refusal_logged:
             log.warning("[RAG] %s", refusal_notice(refusal))
         self._refusal_logged = refusal
-        return effective_style(config, owners)
+        return effective_style(config, owners, in_group)
 
     # -- RagUploads ------------------------------------------------------------------------
     async def index(self, document: RagDocument) -> IndexReceipt:

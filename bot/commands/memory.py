@@ -23,7 +23,12 @@ from bot.i18n.catalogue import commands as command_texts
 from bot.i18n.catalogue import memory as texts
 from bot.memory.model import TRAITS
 from bot.memory.remember_switch import RememberSwitch
-from bot.ports.memory import BrowsableMemory, PendingExtraction, UserMemoryStore
+from bot.ports.memory import (
+    BrowsableMemory,
+    LeavesTraces,
+    PendingExtraction,
+    UserMemoryStore,
+)
 from bot.ports.turns import TurnStopper
 
 log = logging.getLogger(__name__)
@@ -122,14 +127,19 @@ class MemoryCommands:
             return texts.nothing_to_confirm(self.confirm_seconds)
         if self.extraction is not None:
             await self.extraction.discard(scope.owner)
-        done, failed = [], []
+        done, failed, traces = [], [], []
         for store in self.stores:
             try:
-                done.append((store.label, await store.forget_user(scope.owner)))
+                forgotten = await store.forget_user(scope.owner)
             except Exception as exc:
                 log.warning("[Memory] /forget all: %s failed: %s", store.label, exc)
                 failed.append(store.label)
+                continue
+            done.append((store.label, forgotten))
+            if isinstance(store, LeavesTraces) and (left := store.traces_left(scope.owner)):
+                traces.append(left)
         reply = texts.forgot_all(_listing(done)) if done else ""
+        reply += "".join(f" {left}" for left in traces)
         if failed:
             names = ", ".join(texts.store_name(label) for label in failed)
             reply += " " + texts.could_not_forget(names)

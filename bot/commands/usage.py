@@ -28,7 +28,7 @@ class UsageCommands:
     async def usage(self, call: CommandCall) -> str:
         current = self.config.current()
         config = current.usage
-        mine = self.ledger.today(call.message.user_id)
+        mine = await self.ledger.today(call.message.user_id)
         lines = [texts.usage_today(_amount(mine, config))]
         lines += [f"  {model}: {_amount({model: t}, config)}" for model, t in mine.items()]
         cut = total(mine).cut
@@ -41,11 +41,11 @@ class UsageCommands:
         if unpriced:  # say where a cost comes from, rather than leave it out unexplained
             lines.append(texts.usage_how_to_price(", ".join(unpriced)))
         if call.message.operator:
-            lines += self._everyone(config)
+            lines += await self._everyone(config)
         return "\n".join(lines)
 
-    def _everyone(self, config: UsageConfig) -> list[str]:
-        everyone = self.ledger.today_all()
+    async def _everyone(self, config: UsageConfig) -> list[str]:
+        everyone = await self.ledger.today_all()
         if not everyone:
             return [texts.usage_nobody_yet()]
         ranked = sorted(everyone.items(), key=lambda entry: -total(entry[1]).tokens)

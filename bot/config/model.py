@@ -191,6 +191,9 @@ class MediaConfig(Section):
     read_timeout_seconds: float = Field(
         60, gt=0, le=600, description="Reading one file (text, resizing), wall clock."
     )
+    read_cpu_seconds: int = Field(
+        20, ge=1, le=600, description="CPU time reading one file may take; past it, too costly."
+    )
 
 
 class RateLimitConfig(Section):
@@ -355,9 +358,23 @@ class McpServerConfig(Section):
 
 
 class McpConfig(Section):
-    """Tools from MCP servers, by server name; an edit applies without a restart."""
+    """Tools from MCP servers, by server name; an edit applies without a restart. Every
+    server's tools go into every LLM request, so what they may add is bounded."""
 
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    max_tools_per_server: int = Field(
+        32, ge=1, le=128, description="A server's tools past this many are not offered."
+    )
+    max_schema_kilobytes: int = Field(
+        8, ge=1, le=256, description="A tool whose argument schema is larger is not offered."
+    )
+    max_tools_kilobytes: int = Field(
+        64,
+        ge=4,
+        le=4096,
+        description="All servers' tools together (names, descriptions, schemas), in the "
+        "order the servers are listed: the tools past it are not offered.",
+    )
 
     @field_validator("servers")
     @classmethod

@@ -156,6 +156,12 @@ class IncomingFile:
         """What the sender wrote with the file: `text` without the label."""
         return text.removeprefix(self.label).strip()
 
+    def senders_words(self, text: str) -> str:
+        """`text` as far as the sender wrote it: a document's label carries its file name,
+        which whoever made the file chose, so only the caption is theirs; a photo's label
+        names nothing from outside."""
+        return text if self.is_photo else self.caption_in(text)
+
 
 @dataclass(frozen=True)
 class IncomingMessage:

@@ -60,13 +60,15 @@ class AttachmentSystem:
             ctx.notice = texts.nothing_stored(str(exc))
 
     async def _image(self, ctx: TurnContext, attachment: IncomingFile) -> None:
-        image = await self._reader.prepare_image(attachment.data, ctx.config.media)
+        image = await self._reader.prepare_image(attachment.data, ctx.config.media, ctx.user_id)
         log.info("[Media] image of %dx%d for the model", image.width, image.height)
         ctx.images = [ImageInput(image.data, image.mime_type)]
 
     async def _document(self, ctx: TurnContext, attachment: IncomingFile, kind: FileKind) -> None:
         name = quoted_name(attachment.file_name)
-        found = await self._reader.read_document(attachment.data, kind, ctx.config.media)
+        found = await self._reader.read_document(
+            attachment.data, kind, ctx.config.media, ctx.user_id
+        )
         if not found.text:
             ctx.notice = (
                 texts.no_text_in_pdf(name, found.pages or 0)
@@ -74,7 +76,7 @@ class AttachmentSystem:
                 else texts.empty_file(name)
             )
             return
-        said = await self._keep(ctx, attachment, found)
+        said = await self._keep(ctx, attachment, kind, found)
         caption = attachment.caption_in(ctx.user_text)
         if not caption:
             ctx.notice = said
@@ -86,7 +88,9 @@ class AttachmentSystem:
         more = " (its beginning; the rest is in long-term memory)" if excerpt != found.text else ""
         ctx.shared_document = f"{name}, {describe(found)}{more}:\n{excerpt}"
 
-    async def _keep(self, ctx: TurnContext, attachment: IncomingFile, found: ExtractedText) -> str:
+    async def _keep(
+        self, ctx: TurnContext, attachment: IncomingFile, kind: FileKind, found: ExtractedText
+    ) -> str:
         """File the text in the scope's memory when it may be kept; what to tell the sender."""
         name, summary = quoted_name(attachment.file_name), describe(found)
         if not ctx.remembering:
@@ -97,7 +101,7 @@ class AttachmentSystem:
         await self._library.file(scope, ctx.session.key, attachment.file_name, found.text, at)
         source = f"turn:{ctx.session.key}:{at:%Y%m%dT%H%M%S%f}"
         if ctx.config.memory.enabled:
-            await self._library.note(scope, attachment.file_name, at, summary, source)
+            await self._library.note(scope, kind, at, summary, source)
         return texts.filed(name, _size(found), _cut_note(found), scope.is_group)
 
 

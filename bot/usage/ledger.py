@@ -55,15 +55,18 @@ class Tally:
 
 
 class UsageRecords(Protocol):
-    """What metering and `/usage` need of a ledger (files, or PostgreSQL with `DATABASE_URL`)."""
+    """What metering and `/usage` need of a ledger (files, or PostgreSQL with `DATABASE_URL`).
+
+    `today` and `today_all` are the user's usage across every process sharing the store, so
+    a budget is one budget however many processes serve the user."""
 
     def record(self, who: str, model: str, usage: TokenUsage) -> None:
         """Count one call; returns at once, whatever the store does."""
         ...
 
-    def today(self, who: str) -> dict[str, Tally]: ...
+    async def today(self, who: str) -> dict[str, Tally]: ...
 
-    def today_all(self) -> dict[str, dict[str, Tally]]: ...
+    async def today_all(self) -> dict[str, dict[str, Tally]]: ...
 
 
 class DailyTallies:
@@ -124,11 +127,12 @@ class UsageLedger:
                 log.error("[Usage] could not write the usage file (%s); counted in memory", exc)
             self._refused = True
 
-    def today(self, who: str) -> dict[str, Tally]:
-        """`who`'s usage today, by model."""
+    async def today(self, who: str) -> dict[str, Tally]:
+        """`who`'s usage today, by model: this process's, since a data dir has one process
+        (`DataDirLock`)."""
         return self._tallies.today(who)
 
-    def today_all(self) -> dict[str, dict[str, Tally]]:
+    async def today_all(self) -> dict[str, dict[str, Tally]]:
         """Everyone's usage today, by user and model."""
         return self._tallies.today_all()
 

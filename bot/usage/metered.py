@@ -49,7 +49,7 @@ class MeteredLlm:
     ) -> LlmResponse:
         who = request.billed_to
         if who is not None:
-            refusal = budget_refusal(self._ledger.today(who), self._config())
+            refusal = budget_refusal(await self._ledger.today(who), self._config())
             if refusal is not None:
                 log.info("[Usage] %s is at the daily budget; no LLM call", who)
                 self._observer.llm_called(request.model, LlmOutcome.REFUSED, 0, 0)

@@ -15,6 +15,7 @@ from bot.conversation import MemoryScope, ToolCall
 from bot.mcp.servers import McpServers
 from bot.retry import Backoff
 from bot.tools import ToolContext, ToolRegistry, builtin_tools
+from tests.fakes.untrusted import fences
 from tests.fakes.waiting import wait_until
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "MCP.md"
@@ -50,4 +51,4 @@ async def test_the_documented_server_starts_and_its_tool_answers(tmp_path):
         answer = await registry.execute(call, CTX, ToolsConfig(), STARTUP, 8000)
     finally:
         await servers.aclose()
-    assert answer == "1, 1, 1"
+    assert fences(answer) == [("tool result", "1, 1, 1")], "fenced as data, as every MCP result"

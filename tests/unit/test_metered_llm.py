@@ -35,5 +35,5 @@ async def test_an_error_mid_stream_bills_the_prompt_and_no_output(tmp_path):
 
     with pytest.raises(LlmError):
         await metered.complete(request, listen)
-    tally = ledger.today("alice")["m1"]
+    tally = (await ledger.today("alice"))["m1"]
     assert tally.prompt_tokens > 0 and tally.completion_tokens == 0

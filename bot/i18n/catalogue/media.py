@@ -198,6 +198,18 @@ def read_stopped(seconds: float) -> Say:
 
 
 @phrase
+def too_costly(seconds: int) -> Say:
+    return Say(
+        en=f"This file takes too much work to read (over {seconds} seconds of processor time, "
+        "media.readCpuSeconds), so I stopped. Nothing was stored. A smaller or simpler file, "
+        "or its text pasted as a message, will work.",
+        ru=f"Этот файл слишком трудоёмко читать (больше {seconds} с процессорного времени, "
+        "media.readCpuSeconds), поэтому я остановился. Ничего не сохранено. Подойдёт файл "
+        "поменьше или попроще, или его текст, вставленный в сообщение.",
+    )
+
+
+@phrase
 def read_not_started() -> Say:
     return Say(
         en="I couldn't start reading this file (a problem on my side).",

@@ -209,6 +209,18 @@ def forgot_all(listing: str) -> Say:
 
 
 @phrase
+def lightrag_cache_may_keep() -> Say:
+    return Say(
+        en="LightRAG's cache may still hold summaries its own model wrote from them while "
+        "indexing: its server can only empty that cache for every user at once, which is "
+        "the operator's to do.",
+        ru="В кэше LightRAG ещё могут оставаться сводки, которые его модель написала по ним "
+        "при индексации: сервер умеет очищать этот кэш только сразу для всех, это делает "
+        "оператор.",
+    )
+
+
+@phrase
 def could_not_forget(names: str) -> Say:
     return Say(
         en=f"I could not delete the {names}; please try again later.",

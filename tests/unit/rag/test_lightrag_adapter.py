@@ -143,6 +143,24 @@ async def test_answer_style_falls_back_to_context_while_several_users_share_it(c
 
 
 @respx.mock
+async def test_a_groups_query_is_in_context_style_whatever_the_config(config_path):
+    """One user, one owner on the server: `answer` style applies in private, but LightRAG's
+    answer would draw on that user's private documents in their group too."""
+    adapter = LightRagAdapter(RuntimeConfigStore(config_path), None, owners=lambda: 1)
+    write_config(config_path, retrievalStyle="answer")
+    answer = respx.post(f"{URL}/query").respond(
+        json={"response": "PIN 4321", "llm_generated": True}
+    )
+    group = file_source_for(AT, "group:telegram:-100", "telegram:-100")
+    data = respx.post(f"{URL}/query/data").respond(
+        json=data_answer(("bank PIN is 4321", MINE), ("offsite at Linden Lodge", group))
+    )
+    context = await ask(adapter, config_path, "What is my bank PIN?", owner="group:telegram:-100")
+    assert not answer.called and data.called
+    assert "4321" not in context and "Linden Lodge" in context
+
+
+@respx.mock
 async def test_answer_style_uses_query_and_treats_no_context_as_no_memory(config_path, adapter):
     write_config(config_path, retrievalStyle="answer")
     route = respx.post(f"{URL}/query")

@@ -238,6 +238,8 @@ async def test_forget_removes_queued_and_deletes_recorded_and_discovered_documen
     assert rag.deleted == [["doc-a", "doc-b", "doc-lost-id"]]
     assert await store.count_for("111") == 0
     assert [item.document.owner for item in queue.all()] == ["222"]
+    assert "LightRAG's cache may still hold summaries" in store.traces_left("111")
+    assert store.traces_left("111") is None, "said once, after the deletion it is about"
 
 
 async def test_forget_deletes_the_users_documents_set_aside_as_refused(tmp_path):
@@ -262,6 +264,7 @@ async def test_forget_without_lightrag_touches_no_server(tmp_path):
     await queue.put(doc("111"))
     store = LongTermDocuments(queue, ledger, rag)
     assert await store.forget_user("111") == 1, "queued documents go without a server"
+    assert store.traces_left("111") is None, "nothing reached LightRAG, nothing stays there"
     await ledger.record(
         "111", LedgerEntry(file_source="x", doc_id="d", track_id=None, chat_key="c", indexed_at=AT)
     )
