@@ -96,28 +96,30 @@ def audio_in(container: str, codec: str, seconds: float = 1.0, rate: int = 16_00
     return out.getvalue()
 
 
-def udp_sockets() -> set[int]:
-    """Inodes of the UDP sockets this process holds open (IPv4 and IPv6)."""
+def udp_sockets(pid: int | str = "self") -> set[int]:
+    """Inodes of the UDP sockets process `pid` holds open (IPv4 and IPv6)."""
+    process = Path("/proc") / str(pid)
     mine = set()
-    for fd in Path("/proc/self/fd").iterdir():
+    for fd in (process / "fd").iterdir():
         with contextlib.suppress(OSError):
             target = os.readlink(fd)
             if target.startswith("socket:["):
                 mine.add(int(target[8:-1]))
     udp = set()
-    for table in ("/proc/self/net/udp", "/proc/self/net/udp6"):
+    for table in ("udp", "udp6"):
         with contextlib.suppress(OSError):
-            for line in Path(table).read_text().splitlines()[1:]:
+            for line in (process / "net" / table).read_text().splitlines()[1:]:
                 udp.add(int(line.split()[9]))
     return mine & udp
 
 
 class UdpWatch:
-    """Samples this process's UDP sockets on a thread until stopped: every one ever seen."""
+    """Samples process `pid`'s UDP sockets on a thread until stopped: every new one seen."""
 
-    def __init__(self) -> None:
+    def __init__(self, pid: int | str = "self") -> None:
         self.seen: set[int] = set()
-        self._before = udp_sockets()
+        self._pid = pid
+        self._before = udp_sockets(pid)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -131,4 +133,4 @@ class UdpWatch:
 
     def _sample(self) -> None:
         while not self._stop.wait(0.005):
-            self.seen |= udp_sockets() - self._before
+            self.seen |= udp_sockets(self._pid) - self._before
