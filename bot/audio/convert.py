@@ -47,7 +47,12 @@ MIN_SECONDS = 0.1
 ALLOWED_CONTAINERS = ("ogg", "mp3", "mov", "wav", "flac", "aac")
 """FFmpeg demuxers: OGG (voice notes), MP3, MP4/M4A (`mov`; also video notes), WAV, FLAC,
 ADTS AAC: what Telegram clients send as voice and audio, and what speech servers answer."""
-ALLOWED_CODECS = ("opus", "vorbis", "mp3", "aac", "flac", "alac", "pcm_s16le", "pcm_s24le")
+# fmt: off
+ALLOWED_CODECS = (
+    "opus", "vorbis", "mp3", "aac", "flac", "alac",
+    "pcm_u8", "pcm_s16le", "pcm_s24le", "pcm_s32le", "pcm_f32le",
+)
+# fmt: on
 """Sound tracks decoded (by their codec's name); any other is refused unplayed."""
 _DECODERS = (*ALLOWED_CODECS, "mp3float")  # FFmpeg's own name of its MP3 decoder
 _INPUT_OPTIONS = {

@@ -84,7 +84,10 @@ def test_decoding_stops_past_the_length_limit():
 
 @pytest.mark.parametrize(
     ("container", "codec"),
-    [("mp3", "mp3"), ("flac", "flac"), ("adts", "aac"), ("ipod", "aac"), ("ipod", "alac")],
+    [
+        *[("mp3", "mp3"), ("flac", "flac"), ("adts", "aac"), ("ipod", "aac"), ("ipod", "alac")],
+        *[("wav", "pcm_u8"), ("wav", "pcm_s24le"), ("wav", "pcm_f32le")],
+    ],
 )
 def test_the_formats_telegram_sends_are_allowed(container, codec):
     clip = for_transcription(audio_in(container, codec), "ogg", max_seconds=60)
