@@ -12,8 +12,10 @@ run: $(VENV)/.installed  ## set up, then chat (Telegram if TELEGRAM_BOT_TOKEN is
 test: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed postgres-binaries  ## set up, then run the whole test suite
 	$(BIN)/python -m pytest
 
+# The fast loop: no server, every core (pytest-xdist), and the tests' compiled, assertion-
+# rewritten modules cached in __pycache__ even where PYTHONDONTWRITEBYTECODE is set.
 test-fast: $(VENV)/.installed  ## the unit tests and the file stores' contract tests, in seconds
-	$(BIN)/python -m pytest tests/unit tests/contract -m "not postgres" -q
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest tests/unit tests/contract -m "not postgres" -q -n auto
 
 # The tests start their own PostgreSQL server (tests/fakes/postgres.py) from Debian's binaries;
 # installed here when missing (as root, as CI runs; otherwise it says what to install).
@@ -22,10 +24,11 @@ postgres-binaries:
 	  { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	    else echo "The tests need PostgreSQL's server binaries: sudo apt-get install postgresql" >&2; exit 1; fi; }
 
-lint: $(VENV)/.installed  ## ruff and mypy, as CI runs them
+lint: $(VENV)/.installed  ## ruff, mypy and the layers' import contracts, as CI runs them
 	$(BIN)/ruff check bot tests bench
 	$(BIN)/ruff format --check bot tests bench
 	$(BIN)/mypy bot
+	$(BIN)/lint-imports --no-logo
 
 bench: $(VENV)/.installed $(LIGHTRAG_VENV)/.installed  ## every benchmark, as same-run ratios
 	$(BIN)/python -m bench

@@ -16,6 +16,13 @@ from bot.adapters.embeddings.configured import ConfiguredEmbedder
 from bot.adapters.lightrag import LightRagAdapter
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.adapters.openai_speech import OpenAiSpeech
+from bot.adapters.postgres.choices import PostgresChoiceTables
+from bot.adapters.postgres.database import Database
+from bot.adapters.postgres.memory import PostgresMemory
+from bot.adapters.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
+from bot.adapters.postgres.reminders import PostgresReminderBook, ReminderLease
+from bot.adapters.postgres.sessions import PostgresSessionStore
+from bot.adapters.postgres.usage import PostgresUsageLedger
 from bot.chat_locks import ChatLanes
 from bot.commands import CommandRegistry, CoreCommands
 from bot.commands.language import LanguageCommands
@@ -24,11 +31,11 @@ from bot.commands.model import ModelCommands
 from bot.commands.reminders import ReminderCommands
 from bot.commands.skills import SkillCommands
 from bot.commands.usage import UsageCommands
+from bot.compaction import SessionCompactor
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
-from bot.conversation.compaction import SessionCompactor
 from bot.conversation.messages import utc_now
-from bot.i18n import Language, LanguageChoices
+from bot.i18n import Language
 from bot.mcp.servers import McpServers
 from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
@@ -77,13 +84,7 @@ from bot.settings import Settings
 from bot.skills import SkillLibrary
 from bot.storage.chat_models import ChatModels
 from bot.storage.disk import DiskHealth
-from bot.storage.postgres.choices import PostgresChoiceTables
-from bot.storage.postgres.database import Database
-from bot.storage.postgres.memory import PostgresMemory
-from bot.storage.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
-from bot.storage.postgres.reminders import PostgresReminderBook, ReminderLease
-from bot.storage.postgres.sessions import PostgresSessionStore
-from bot.storage.postgres.usage import PostgresUsageLedger
+from bot.storage.languages import LanguageChoices
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry, builtin_tools
 from bot.tools.memory import MemoryTool
@@ -173,7 +174,8 @@ class BotApp:
         close.
         `disk` is told what the disk refused, from the start (the lock file) on. `telegram`:
         the bot runs in Telegram (`app.telegram`), with `/start`, `/voice` and the inbox wired in.
-        `clock` (UTC now) is what reminders are set and fired by; tests move a fake one.
+        `clock` (UTC now) is what reminders are set and fired by and what memory dates its
+        items and weighs their recency by; tests and benchmarks move a fake one.
         `environ`: what `${NAME}` in an MCP server's config reads (default: the process's).
         """
         data = settings.data_dir
@@ -219,11 +221,13 @@ class BotApp:
             embedder = configured
         memory: ShortTermMemory | PostgresMemory
         if database is not None:  # memory items in PostgreSQL; retried with the disk's backlog
-            memory = PostgresMemory(database, lambda: config.current().memory, embedder=embedder)
+            memory = PostgresMemory(
+                database, lambda: config.current().memory, clock, embedder=embedder
+            )
             disk.add_backlog(memory)
         else:
             memory = ShortTermMemory(
-                data / "memory", lambda: config.current().memory, embedder=embedder
+                data / "memory", lambda: config.current().memory, clock, embedder=embedder
             )
         # Facts in any words: one structured LLM call after quick turns (`memory.extraction`).
         extractor = LlmFactExtractor(metered, config.current, memory)
@@ -307,11 +311,12 @@ class BotApp:
         tools.add_source(mcp)
         prompts = PromptFiles(settings.prompts_dir)
         context = ContextBuildingSystem(prompts, tools, memory, rag, skills)
+        compactor = SessionCompactor(metered)  # older turns become a summary (`/compact`)
         pipeline = Pipeline(
             [
                 AttachmentSystem(MediaReader(), DocumentLibrary(indexer, memory)),
                 context,
-                ToolLoopSystem(metered, tools, chat_models, prompt=context),
+                ToolLoopSystem(metered, tools, chat_models, prompt=context, compactor=compactor),
                 MemoryPersistSystem(memory, extractor),
                 RagIndexingSystem(indexer),
                 ResponseRoutingSystem(),
@@ -321,7 +326,6 @@ class BotApp:
         rag_status = RagStatus(config, rag, queue, long_term, ledger.owner_count)
         commands = CommandRegistry()
         running = RunningTurns()  # what `/stop`, `/new` and `/forget all` stop
-        compactor = SessionCompactor(metered)  # older turns become a summary (`/compact`)
         CoreCommands(
             registry=commands,
             sessions=sessions,
@@ -460,13 +464,13 @@ def _telegram_channel(options: TelegramOptions, app: BotApp) -> TelegramBot:
 def _telegram_inbox(options: TelegramOptions, app: BotApp) -> TelegramInbox:
     """The inbox: a file in the data dir, or, with `DATABASE_URL`, a table that several
     processes on one token share, each chat handled by one of them at a time
-    (`bot/storage/postgres/inbox.py`, `docs/DEPLOYMENT.md`).
+    (`bot/adapters/postgres/inbox.py`, `docs/DEPLOYMENT.md`).
 
     Several processes: each also runs its own `ReminderScheduler` (`app.reminders`); only
     the one holding the reminders' advisory lock delivers (`ReminderLease`)."""
+    from bot.adapters.postgres.inbox import PostgresUpdateInbox
     from bot.adapters.telegram import UpdateInbox, from_allowed_users
     from bot.adapters.telegram.inbox import chat_of, sender_of
-    from bot.storage.postgres.inbox import PostgresUpdateInbox
 
     keep = from_allowed_users(app.config)
     if app.database is not None:

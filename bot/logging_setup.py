@@ -83,17 +83,17 @@ def redact_also(secrets: Iterable[str]) -> None:
 def setup_logging(level: str, secrets: Iterable[str], log_file: Path | None = None) -> None:
     """Route all logs through the redactor: to `log_file` when given, else to stderr.
 
-    With a log file (the terminal chat, where log lines would garble the conversation) only
-    warnings and errors also go to stderr.
+    With a log file (the terminal chat) every line goes there and none to stderr, which is the
+    chat's screen: a warning would land in the middle of the conversation. Python's own
+    warnings (`warnings.warn` in a library) are logged too rather than printed.
     """
     formatter = RedactingFormatter(LOG_FORMAT, secrets)
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
     root.setLevel(level.upper())
+    logging.captureWarnings(True)
 
-    stderr = logging.StreamHandler(sys.stderr)
-    stderr.setFormatter(formatter)
     refused: OSError | None = None
     if log_file is not None:
         try:
@@ -102,15 +102,13 @@ def setup_logging(level: str, secrets: Iterable[str], log_file: Path | None = No
             raise
         except OSError as exc:  # a full disk: log to stderr rather than not start
             refused, log_file = exc, None
+    output: logging.Handler
     if log_file is not None:
-        file_handler = logging.FileHandler(log_file, encoding="utf-8")
-        file_handler.setFormatter(formatter)
-        root.addHandler(file_handler)
-        stderr.setLevel(logging.WARNING)
-    root.addHandler(stderr)
+        output = logging.FileHandler(log_file, encoding="utf-8")
+    else:
+        output = logging.StreamHandler(sys.stderr)
+    output.setFormatter(formatter)
+    root.addHandler(output)
 
-    # Request URLs at INFO are noise (and, for Telegram, carry the token): keep them out.
-    for noisy in ("httpx", "httpx2", "httpcore", "openai", "telegram.ext.Updater"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
     if refused is not None:
         logging.getLogger(__name__).error("[Logging] no log file (%s); logging to stderr", refused)

@@ -7,11 +7,11 @@ import logging
 
 from bot.chat_locks import ChatLanes
 from bot.commands import CommandRegistry, parse_command
+from bot.compaction import SessionCompactor
 from bot.config import RuntimeConfigStore
 from bot.config.model import LlmConfig
 from bot.conversation import ChatMessage, IncomingMessage, Session
-from bot.conversation.compaction import SessionCompactor
-from bot.i18n import LanguageChoices, speaking
+from bot.i18n import speaking
 from bot.i18n.catalogue import notices
 from bot.pipeline import Pipeline, TurnContext
 from bot.pipeline.response_routing import deliver
@@ -20,6 +20,7 @@ from bot.ports.language import LanguagePreference
 from bot.ports.memory import RememberingPreference
 from bot.ports.sessions import SessionStore
 from bot.running_turns import RunningTurns, TurnStopped
+from bot.storage.languages import LanguageChoices
 
 log = logging.getLogger(__name__)
 

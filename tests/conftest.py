@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import RuntimeConfig, RuntimeConfigStore
+from bot.runtime import apply_process_policies
 from bot.settings import Settings
 from tests.fakes.lightrag_llm import lightrag_responder
 from tests.fakes.openai_server import FakeOpenAiServer
@@ -27,6 +28,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = item.path.relative_to(TESTS).parts[0]
         if folder in FOLDER_MARKERS:
             item.add_marker(folder)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def process_policies() -> None:
+    """The bot's process-wide policies (`bot/runtime.py`), as `python -m bot` applies them."""
+    apply_process_policies()
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.config.model import RagConfig
-from bot.ports.rag import (
+from bot.rag.circuit import CircuitBreaker, CircuitState
+from bot.rag.context import QueryData, render_context
+from bot.rag.documents import owner_tag_of, tag
+from bot.rag.model import (
     IndexReceipt,
     RagDocument,
     RagHealth,
@@ -39,9 +42,6 @@ from bot.ports.rag import (
     StoredDocument,
     UploadStatus,
 )
-from bot.rag.circuit import CircuitBreaker, CircuitState
-from bot.rag.context import QueryData, render_context
-from bot.rag.documents import owner_tag_of, tag
 from bot.rag.style import answer_style_refusal, effective_style, refusal_notice
 from bot.words import content_words
 

@@ -21,7 +21,7 @@ from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.conversation.scope import MemoryScope, memory_scope_of
 from bot.i18n.catalogue import commands as command_texts
 from bot.i18n.catalogue import memory as texts
-from bot.memory.items import TRAITS
+from bot.memory.model import TRAITS
 from bot.memory.remember_switch import RememberSwitch
 from bot.ports.memory import BrowsableMemory, PendingExtraction, UserMemoryStore
 from bot.ports.turns import TurnStopper

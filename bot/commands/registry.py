@@ -70,6 +70,11 @@ class CommandRegistry:
             raise ValueError(f"command /{command.name} is already registered")
         self._commands[command.name] = command
 
+    def remove(self, name: str) -> None:
+        """Take a command out where its channel cannot honour it (the terminal has no `/stop`:
+        nothing can be typed while an answer is written)."""
+        self._commands.pop(name, None)
+
     def get(self, name: str) -> Command | None:
         return self._commands.get(name)
 

@@ -26,11 +26,20 @@ class UsageCommands:
         self.registry.register(Command("usage", texts.about_usage.say(), self.usage))
 
     async def usage(self, call: CommandCall) -> str:
-        config = self.config.current().usage
+        current = self.config.current()
+        config = current.usage
         mine = self.ledger.today(call.message.user_id)
         lines = [texts.usage_today(_amount(mine, config))]
         lines += [f"  {model}: {_amount({model: t}, config)}" for model, t in mine.items()]
+        cut = total(mine).cut
+        if cut:
+            lines.append(texts.usage_cut_answers(cut))
         lines += _budget_lines(mine, config)
+        unpriced = sorted(
+            model for model in mine or [current.llm.model] if model not in config.prices
+        )
+        if unpriced:  # say where a cost comes from, rather than leave it out unexplained
+            lines.append(texts.usage_how_to_price(", ".join(unpriced)))
         if call.message.operator:
             lines += self._everyone(config)
         return "\n".join(lines)

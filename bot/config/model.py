@@ -79,6 +79,12 @@ class TelegramConfig(Section):
         le=2000,
         description="Largest file downloaded; Telegram's cloud Bot API caps this at 20.",
     )
+    messages_per_second: int = Field(
+        30, ge=0, description="New messages the bot sends in any second, all chats (0: no cap)."
+    )
+    group_messages_per_minute: int = Field(
+        20, ge=0, description="New messages one group gets in any minute (0: no cap)."
+    )
 
 
 QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]

@@ -14,7 +14,7 @@ from datetime import datetime
 from bot.conversation import MemoryScope
 from bot.media.chunking import chunk_text
 from bot.memory.episodes import attributed
-from bot.memory.items import ItemType, MemoryItem, new_item
+from bot.memory.model import ItemType, MemoryItem, new_item
 from bot.ports.memory import DocumentNotes
 from bot.ports.rag import IndexQueuePort
 from bot.rag.documents import shared_file_piece

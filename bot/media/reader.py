@@ -18,10 +18,8 @@ from typing import Any
 from bot.config.model import MediaConfig
 from bot.i18n import current_language
 from bot.i18n.catalogue import media as texts
-from bot.media.extraction import ExtractedText, UnreadableFile
-from bot.media.images import PreparedImage
-from bot.media.kinds import FileKind
-from bot.tools.isolated import IsolatedFailure, IsolatedScript
+from bot.isolated import IsolatedFailure, IsolatedScript
+from bot.media.model import ExtractedText, FileKind, PreparedImage, UnreadableFile
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +33,13 @@ MAX_PARALLEL_READS = 2
 class MediaReader:
     """Reads documents and shrinks images in a child process, one file per process."""
 
-    def __init__(self, memory_limit_mb: int = MEMORY_LIMIT_MB) -> None:
+    def __init__(
+        self, memory_limit_mb: int = MEMORY_LIMIT_MB, script: IsolatedScript | None = None
+    ) -> None:
+        """`script`: what runs the worker (`worker.py` in a child process by default; tests
+        of the turn around a file hand in one that runs it in-process)."""
         self._memory_limit_mb = memory_limit_mb
-        self._script = IsolatedScript(
+        self._script = script or IsolatedScript(
             WORKER, limit_seconds=60, max_parallel=MAX_PARALLEL_READS, standard_library_only=False
         )
 

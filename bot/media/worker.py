@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `-I` leaves the 
 
 from bot.i18n import FALLBACK, Language, speaking
 from bot.i18n.catalogue import media as texts
-from bot.media.extraction import UnreadableFile, extract_text
+from bot.media.extraction import extract_text
 from bot.media.images import downscale_image
-from bot.media.kinds import FileKind
+from bot.media.model import FileKind, UnreadableFile
 
 
 def run(job: dict[str, Any], data: bytes) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from datetime import datetime
 from bot.conversation.scope import Speaker
 from bot.memory.extraction import extract_facts
 from bot.memory.facts import Fact
-from bot.memory.items import TRAITS, ItemType, MemoryItem, fingerprint, new_item, shorten
+from bot.memory.model import TRAITS, ItemType, MemoryItem, fingerprint, new_item, shorten
 from bot.small_talk import is_small_talk, is_trivial_exchange
 
 EXCHANGE_USER = "User: "

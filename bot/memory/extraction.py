@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from bot.memory import rules_en, rules_ru  # noqa: F401  (registering their rules, English first)
 from bot.memory.facts import RULES, Fact, clean_value
-from bot.memory.items import ItemType
+from bot.memory.model import ItemType
 from bot.memory.text import tokens
 
 # -- sentences ----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from bot.memory.episodes import promoted
 from bot.memory.files import UserFiles
-from bot.memory.items import Layer, MemoryItem
+from bot.memory.model import Layer, MemoryItem
 from bot.memory.text import tokens
 from bot.memory.user_items import UserItems
 

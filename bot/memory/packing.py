@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from bot.config.model import MemoryConfig
 from bot.conversation.messages import CHARS_PER_TOKEN
-from bot.memory.items import TRAITS, Layer, MemoryItem
-from bot.memory.scoring import ScoredItem
+from bot.memory.model import TRAITS, Layer, MemoryItem, ScoredItem
 
 MAX_ITEM_CHARS = 480
 """One line of the pack at most; a long note is shortened with an ellipsis."""

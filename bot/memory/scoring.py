@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from operator import itemgetter
 
 from bot.config.model import MemoryConfig
-from bot.memory.items import ItemType, Layer, MemoryItem, static_prior
+from bot.memory.model import ItemType, Layer, MemoryItem, ScoredItem, static_prior
 from bot.memory.text import tokens
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorSearch
@@ -31,7 +31,7 @@ from bot.ports.embeddings import Vectors
 
 W_RELEVANCE = 0.45
 W_RECENCY = 0.15
-"""The other three weights make up `static_prior` (`bot/memory/items.py`)."""
+"""The other three weights make up `static_prior` (`bot/memory/model.py`)."""
 
 PROFILE_TYPES = frozenset({ItemType.IDENTITY, ItemType.CONSTRAINT})
 """Items that may join without a word in common with the message."""
@@ -62,13 +62,6 @@ RRF_K = 3
 
 PROFILE_TOP_K = 3
 """Identity and constraint items added after the question's own items."""
-
-
-@dataclass(frozen=True)
-class ScoredItem:
-    item: MemoryItem
-    score: float
-    relevance: float
 
 
 def recency(item: MemoryItem, now: datetime, decay_days: float) -> float:

@@ -21,7 +21,6 @@ import logging
 import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -30,14 +29,22 @@ from bot.conversation import utc_now
 from bot.memory.episodes import promoted
 from bot.memory.exchanges import RemembersExchanges
 from bot.memory.files import UserFiles, remove_ids
-from bot.memory.heap import full_collections_paused, settle
-from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint, reworded
 from bot.memory.loading import read_items
+from bot.memory.model import (
+    ItemType,
+    Layer,
+    MemoryItem,
+    MemoryOverview,
+    ScoredItem,
+    fingerprint,
+    reworded,
+)
 from bot.memory.packing import pack
-from bot.memory.scoring import ScoredItem, nearest_in_meaning, rank, word_matches
+from bot.memory.scoring import nearest_in_meaning, rank, word_matches
 from bot.memory.semantic import SemanticMemory
 from bot.memory.user_items import UserItems
 from bot.ports.embeddings import EmbeddingPort, Vectors
+from bot.runtime import full_collections_paused, settle
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +58,6 @@ answers from what is in already: their facts and how-tos, or nothing."""
 SEARCH_IN_THREAD_FROM = 20_000
 """Vectors from which a recall searches them in a worker thread: 100k take 15-40 ms, a pause
 every other chat would feel; 10k take 1-4 ms, too little to be worth a hop to a thread."""
-
-
-@dataclass(frozen=True)
-class MemoryOverview:
-    """What `/memory` shows: facts and how-tos newest first, and how many episodes there are."""
-
-    facts: list[MemoryItem]
-    episodes: int
 
 
 class ShortTermMemory(RemembersExchanges):
@@ -389,7 +388,7 @@ class ShortTermMemory(RemembersExchanges):
         """Load from disk, promoting episodes that became confident enough under a new config.
 
         Runs in a worker thread (see `read_items`), with full collections paused (see
-        `bot/memory/heap.py`).
+        `bot/runtime.py`).
         """
         threshold = self._config().promotion_min_confidence
         with full_collections_paused():

@@ -7,7 +7,7 @@ import heapq
 from collections.abc import Iterable, Iterator, Sequence
 
 from bot.memory.index import LexicalIndex
-from bot.memory.items import Layer, MemoryItem, static_prior
+from bot.memory.model import Layer, MemoryItem, static_prior
 from bot.memory.text import tokens
 from bot.memory.vectors import VectorIndex
 from bot.ports.embeddings import Vectors

@@ -14,9 +14,9 @@ import logging
 
 from bot.conversation import ChatMessage, IncomingFile
 from bot.i18n.catalogue import media as texts
-from bot.media.extraction import ExtractedText, UnreadableFile
-from bot.media.kinds import FileKind, file_kind, quoted_name, refusal_before_reading
+from bot.media.kinds import file_kind, quoted_name, refusal_before_reading
 from bot.media.library import DocumentLibrary
+from bot.media.model import ExtractedText, FileKind, UnreadableFile
 from bot.pipeline.context import TurnContext
 from bot.ports.llm import ImageInput
 from bot.ports.media import MediaReaderPort

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from bot.config.model import MediaConfig
-    from bot.media.extraction import ExtractedText
-    from bot.media.images import PreparedImage
-    from bot.media.kinds import FileKind
+from bot.config.model import MediaConfig
+from bot.media.model import ExtractedText, FileKind, PreparedImage
 
 
 class MediaReaderPort(Protocol):

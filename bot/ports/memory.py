@@ -17,15 +17,11 @@ sessions, the Telegram inbox) `UserMemoryStore`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from bot.config.model import MemoryConfig
 from bot.conversation import Speaker
-
-if TYPE_CHECKING:  # the items themselves are memory's own types
-    from bot.memory.items import ItemType, MemoryItem
-    from bot.memory.scoring import ScoredItem
-    from bot.memory.service import MemoryOverview
+from bot.memory.model import ItemType, MemoryItem, MemoryOverview, ScoredItem
 
 
 class MemoryRecall(Protocol):

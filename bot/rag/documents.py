@@ -13,7 +13,7 @@ import re
 import secrets
 from datetime import datetime
 
-from bot.ports.rag import RagDocument
+from bot.rag.model import RagDocument
 
 _SOURCE = re.compile(r"^(?:conv|doc)_\d{8}_\d{6}_u([A-Za-z0-9]+)_c([A-Za-z0-9]+)_([a-z0-9]+)\.txt$")
 

@@ -17,17 +17,9 @@ import logging
 
 from bot.config import RuntimeConfigStore
 from bot.conversation import utc_now
-from bot.ports.rag import (
-    IndexLedgerStore,
-    IndexQueueStore,
-    RagDocument,
-    RagRejected,
-    RagUnavailable,
-    RagUploads,
-)
+from bot.ports.rag import IndexLedgerStore, IndexQueueStore, RagUploads
 from bot.rag.documents import distinct
-from bot.rag.ledger import LedgerEntry
-from bot.rag.queue import QueuedDocument
+from bot.rag.model import LedgerEntry, QueuedDocument, RagDocument, RagRejected, RagUnavailable
 from bot.retry import Backoff
 
 log = logging.getLogger("bot.rag")

@@ -5,24 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from bot.rag.documents import tag
+from bot.rag.model import LedgerEntry
 from bot.storage.atomic import append_line_safely, make_private_dir
 from bot.storage.disk import START, DiskHealth
 
 log = logging.getLogger("bot.rag")
-
-
-class LedgerEntry(BaseModel):
-    file_source: str
-    doc_id: str | None
-    track_id: str | None
-    chat_key: str
-    indexed_at: datetime
 
 
 class IndexLedger:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import logging
 
-from bot.ports.rag import IndexLedgerStore, IndexQueueStore, RagDocumentStore, RagUnavailable
+from bot.ports.rag import IndexLedgerStore, IndexQueueStore, RagDocumentStore
+from bot.rag.model import RagUnavailable
 from bot.retry import RetryPolicy
 
 log = logging.getLogger("bot.rag")

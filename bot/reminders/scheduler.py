@@ -7,7 +7,7 @@ a chat whose turn is long holds up only its own reminder.
 
 **One deliverer.** Only the process holding the `DeliveryLease` delivers. With files that is
 the one process the data dir's lock lets in (`SoleProcess`). With PostgreSQL it is the
-process holding an advisory lock (`bot/storage/postgres/reminders.py`): the others ask for it
+process holding an advisory lock (`bot/adapters/postgres/reminders.py`): the others ask for it
 every few seconds and the first to get it after the holder dies takes over, starting with
 what the dead one left marked below, exactly as a restart does. The same few seconds are how
 the deliverer notices a reminder another process added.
@@ -43,7 +43,7 @@ from typing import Protocol
 from bot.chat_locks import ChatLanes
 from bot.conversation import ChatMessage
 from bot.conversation.messages import utc_now
-from bot.i18n import LanguageChoices, speaking
+from bot.i18n import speaking
 from bot.i18n.catalogue import reminders as say
 from bot.ports.channel import ChannelPort
 from bot.ports.language import LanguagePreference
@@ -52,6 +52,7 @@ from bot.reminders.book import ReminderStore
 from bot.reminders.model import Reminder
 from bot.reminders.times import next_occurrence, re_anchored, shown, utc_of, zone_named
 from bot.retry import Backoff
+from bot.storage.languages import LanguageChoices
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,13 @@ from zoneinfo import ZoneInfo
 
 from bot.config.model import RemindersConfig
 from bot.conversation import ChatAddress
-from bot.i18n import Language, current_language
+from bot.i18n import Language, current_language, speaking
 from bot.i18n.catalogue import reminders as say
+from bot.isolated import IsolatedFailure, IsolatedScript
 from bot.reminders import rule_check, texts
 from bot.reminders.book import ReminderStore
 from bot.reminders.model import Reminder, ReminderRefused, TooManyReminders
+from bot.reminders.spoken import spoken_rule
 from bot.reminders.times import (
     TimeRefused,
     clean_rule,
@@ -33,7 +35,6 @@ from bot.reminders.times import (
     utc_of,
     zone_named,
 )
-from bot.tools.isolated import IsolatedFailure, IsolatedScript
 
 log = logging.getLogger(__name__)
 
@@ -169,16 +170,17 @@ class ReminderDesk:
         zone = zone_named(reminder.zone)
         when = shown(reminder.next_at, zone) if reminder.next_at else "-"
         if reminder.repeat:
-            return say.reminder_line_repeating(reminder.id, when, reminder.repeat, reminder.text)
+            repeat = spoken_rule(reminder.repeat, reminder.anchor, reminder.zone)
+            return say.reminder_line_repeating(reminder.id, when, repeat, reminder.text)
         return f"#{reminder.id} · {when} · {reminder.text}"  # no words: every language's
 
     def confirmation(self, reminder: Reminder) -> str:
         assert reminder.next_at is not None
         when = f"{shown(reminder.next_at, zone_named(reminder.zone))} ({reminder.zone})"
         template = texts.ADDED_REPEATING if reminder.repeat else texts.ADDED
-        return template.format(
-            id=reminder.id, when=when, repeat=reminder.repeat, text=reminder.text
-        )
+        with speaking(Language.EN):  # the model reads it, in English (`texts`)
+            repeat = spoken_rule(reminder.repeat, reminder.anchor, reminder.zone)
+        return template.format(id=reminder.id, when=when, repeat=repeat, text=reminder.text)
 
     async def _first_time(
         self,

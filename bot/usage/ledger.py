@@ -1,6 +1,7 @@
 """Token usage per user per day, on disk: `<data dir>/usage/<YYYY-MM-DD>.jsonl`.
 
-Each LLM call appends one line (`{"who": ..., "model": ..., "in": ..., "out": ...}`, not
+Each LLM call appends one line (`{"who": ..., "model": ..., "in": ..., "out": ...}`, and
+`"cut": 1` for an answer stopped at the output token limit; not
 fsynced: a `kill -9` keeps what was written, a power cut may lose the last seconds). Today's
 totals are kept in memory, read back from today's file at start, and start afresh at
 midnight UTC. Older days stay on disk as they are, one small file a day, for operators.
@@ -33,6 +34,8 @@ class Tally:
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cut: int = 0
+    """Answers that stopped at the model's output token limit."""
 
     @property
     def tokens(self) -> int:
@@ -42,11 +45,13 @@ class Tally:
         self.calls += 1
         self.prompt_tokens += usage.prompt_tokens
         self.completion_tokens += usage.completion_tokens
+        self.cut += usage.cut
 
     def merge(self, other: Tally) -> None:
         self.calls += other.calls
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.cut += other.cut
 
 
 class UsageRecords(Protocol):
@@ -105,8 +110,10 @@ class UsageLedger:
     def record(self, who: str, model: str, usage: TokenUsage) -> None:
         """Count one call of `who` with `model`; a disk that refuses costs only the file."""
         self._tallies.add(who, model, usage)
-        line = {"who": who, "model": model, "in": usage.prompt_tokens}
+        line: dict[str, str | int] = {"who": who, "model": model, "in": usage.prompt_tokens}
         line["out"] = usage.completion_tokens
+        if usage.cut:
+            line["cut"] = 1
         try:
             self._file_of(self._tallies.day).append(
                 (json.dumps(line) + "\n").encode(), durable=False
@@ -147,7 +154,7 @@ class UsageLedger:
         for line in lines:
             try:
                 entry = json.loads(line)
-                usage = TokenUsage(int(entry["in"]), int(entry["out"]))
+                usage = TokenUsage(int(entry["in"]), int(entry["out"]), cut=bool(entry.get("cut")))
                 who, model = str(entry["who"]), str(entry["model"])
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut by a crash

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.ports.rag import RagDocument
-from bot.rag.ledger import LedgerEntry
+from bot.rag.model import LedgerEntry, RagDocument
 
 AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.memory.items import ItemType, Layer, new_item
+from bot.memory.model import ItemType, Layer, new_item
 
 SERVER = "Remember that my staging server is at 10.0.0.5."
 

@@ -59,3 +59,12 @@ async def test_many_calls_at_once_are_all_counted_after_a_restart(new_usage_ledg
     everyone = reread.today_all()
     assert sum(models["m"].calls for models in everyone.values()) == 300
     assert sum(models["m"].prompt_tokens for models in everyone.values()) == sum(range(300))
+
+
+async def test_answers_cut_at_the_token_limit_are_counted_and_read_back(new_usage_ledger):
+    ledger = await new_usage_ledger()
+    ledger.record("ann", "m", TokenUsage(10, 100, cut=True))
+    ledger.record("ann", "m", TokenUsage(10, 5))
+    assert ledger.today("ann")["m"].cut == 1
+    reread = await new_usage_ledger()
+    assert reread.today("ann")["m"].cut == 1 and reread.today("ann")["m"].calls == 2

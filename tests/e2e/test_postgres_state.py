@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from bot.adapters.postgres.database import Database, DatabaseUnavailable
+from bot.adapters.postgres.sessions import PostgresSessionStore
+from bot.adapters.postgres.usage import PostgresUsageLedger
 from bot.app import BotApp
-from bot.storage.postgres.database import Database, DatabaseUnavailable
-from bot.storage.postgres.sessions import PostgresSessionStore
-from bot.storage.postgres.usage import PostgresUsageLedger
 from tests.conftest import REPO
 from tests.e2e.conftest import ALICE, BOB, say
 from tests.fakes.channel import RecordingChannel

@@ -15,11 +15,11 @@ import pytest
 
 from bench.memory_eval_data import load_eval_set
 from bot.adapters.embeddings.embedded import EmbeddedEmbedder
+from bot.adapters.postgres.database import REST_SECONDS, Database, DatabaseDown, DatabaseHealth
+from bot.adapters.postgres.memory import PostgresMemory
 from bot.config.model import MemoryConfig
-from bot.memory.items import ItemType, new_item
+from bot.memory.model import ItemType, new_item
 from bot.memory.service import ShortTermMemory
-from bot.storage.postgres.database import REST_SECONDS, Database, DatabaseDown, DatabaseHealth
-from bot.storage.postgres.memory import PostgresMemory
 
 pytestmark = pytest.mark.postgres
 

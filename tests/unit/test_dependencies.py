@@ -45,3 +45,11 @@ def test_the_lightrag_image_is_pinned_to_the_tested_release():
     # The image is tagged with LightRAG's git tag, which is v-prefixed.
     assert f"ghcr.io/hkuds/lightrag:v{tested.split()[0]}" in compose
     assert ":latest" not in compose
+
+
+def test_the_licence_is_an_spdx_expression_so_installing_warns_of_nothing():
+    """A `license = {text = ...}` table makes setuptools print a deprecation banner on every
+    `make run`; an SPDX string needs setuptools 77 or later to build."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert pyproject["project"]["license"] == "MIT"
+    assert pyproject["build-system"]["requires"] == ["setuptools>=77"]

@@ -16,10 +16,11 @@ from bot.adapters.telegram.inbox import UpdateInbox
 from bot.conversation import Session
 from bot.logging_setup import setup_logging
 from bot.memory.files import UserFiles
-from bot.memory.items import ItemType, new_item
+from bot.memory.model import ItemType, new_item
 from bot.memory.remember_switch import RememberSwitch
 from bot.rag.documents import exchange_document
-from bot.rag.ledger import IndexLedger, LedgerEntry
+from bot.rag.ledger import IndexLedger
+from bot.rag.model import LedgerEntry
 from bot.rag.queue import IndexQueue
 from bot.reminders import ReminderBook
 from bot.settings import Settings

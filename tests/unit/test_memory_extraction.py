@@ -6,7 +6,7 @@ import pytest
 
 from bot.memory.episodes import items_from_exchange
 from bot.memory.extraction import extract_facts
-from bot.memory.items import ItemType, Layer
+from bot.memory.model import ItemType, Layer
 from bot.small_talk import is_trivial_exchange
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -5,9 +5,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from bot.config.model import MemoryConfig
-from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint
+from bot.memory.model import ItemType, Layer, MemoryItem, ScoredItem, fingerprint
 from bot.memory.packing import estimate_tokens, pack, render_line
-from bot.memory.scoring import LEXICAL_FLOOR, ScoredItem, fuse, rank
+from bot.memory.scoring import LEXICAL_FLOOR, fuse, rank
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorIndex
 

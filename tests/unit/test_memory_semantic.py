@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from bot.config.model import EmbeddingsConfig, MemoryConfig
-from bot.memory.items import ItemType, new_item
+from bot.memory.model import ItemType, new_item
 from bot.memory.scoring import nearest_in_meaning, word_matches
 from bot.memory.semantic import AskedBefore
 from bot.memory.service import ShortTermMemory

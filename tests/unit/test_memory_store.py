@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from bot.config.model import MemoryConfig
 from bot.memory.files import UserFiles
-from bot.memory.items import ItemType, Layer, new_item
+from bot.memory.model import ItemType, Layer, new_item
 from bot.memory.service import ShortTermMemory
 
 

@@ -8,6 +8,7 @@ import contextlib
 import aiohttp
 import psycopg
 
+from bot.adapters.postgres.database import DatabaseDown
 from bot.config import RuntimeConfig
 from bot.ops.checks import DatabaseReadiness, RagReadiness, StoreReadiness
 from bot.ops.metrics import PrometheusMetrics
@@ -15,9 +16,8 @@ from bot.ops.probe import main as probe_main
 from bot.ops.readiness import Readiness
 from bot.ops.server import MAX_CONCURRENT, MAX_LINE_BYTES, OpsServer
 from bot.ports.health import Health, HealthState
-from bot.ports.rag import RagHealth
+from bot.rag.model import RagHealth
 from bot.storage.disk import DiskHealth
-from bot.storage.postgres.database import DatabaseDown
 from tests.fakes.clock import FakeClock
 from tests.fakes.full_disk import FullDisk
 from tests.fakes.waiting import wait_until

@@ -33,6 +33,7 @@ from bot.adapters.telegram.inbound import BotIdentity
 from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions, WebhookOptions
 from bot.adapters.telegram.ordering import ChatOrderedProcessor
 from bot.adapters.telegram.polling import JournaledPoller
+from bot.adapters.telegram.send_budget import SendBudget
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.adapters.telegram.voice_notes import VoiceNotes
 from bot.adapters.telegram.voice_replies import VoiceReplies, VoiceSwitch
@@ -56,6 +57,16 @@ POLLING_FAILURES_UNREADY = 2
 CONNECTION_POOL_SIZE = 64
 """Concurrent Bot API requests; more wait a moment for a free connection (pool time-out 10 s)."""
 _MENU_NAME = re.compile(r"[a-z0-9_]{1,32}")  # what Telegram accepts in the menu
+
+
+def send_budget(config: RuntimeConfigStore, group_window_seconds: float) -> SendBudget:
+    """Telegram's message limits as the runtime config sets them now."""
+
+    def limits() -> tuple[int, int]:
+        telegram = config.current().telegram
+        return telegram.messages_per_second, telegram.group_messages_per_minute
+
+    return SendBudget(limits, group_window_seconds)
 
 
 class StartupFailed(Exception):
@@ -100,7 +111,7 @@ class TelegramBot:
             .base_url(f"{options.api_url}/bot")
             .base_file_url(f"{options.api_url}/file/bot")
             .concurrent_updates(self.processor)
-            .rate_limiter(FloodControl())
+            .rate_limiter(FloodControl(send_budget(config, options.group_window_seconds)))
             .request(request)
             .get_updates_request(updates_request)
             .updater(None)  # our poller or webhook receiver fetches, through the inbox
@@ -138,6 +149,7 @@ class TelegramBot:
             self.typing,
             options.edit_interval_seconds,
             options.draft_interval_seconds,
+            options.draft_keepalive_seconds,
         )
         self.handler = TelegramUpdateHandler(
             handle,
@@ -147,7 +159,6 @@ class TelegramBot:
             AccessGate(options.refusal_cooldown_seconds),
             config,
         )
-        _keep_message_contents_out_of_logs()
         self.handler.files = self.files
         self.application.add_handler(TypeHandler(Update, self.handler))
         self.application.add_error_handler(_log_update_error)
@@ -308,12 +319,6 @@ def _bad_token_message(api_url: str) -> str:
         f"Telegram rejected the bot token{where}. Check TELEGRAM_BOT_TOKEN: get it from "
         "@BotFather; it looks like 123456789:AAE..."
     )
-
-
-def _keep_message_contents_out_of_logs() -> None:
-    """PTB logs whole updates and API calls at DEBUG, strangers' messages included: not here."""
-    level = max(logging.INFO, logging.getLogger().getEffectiveLevel())
-    logging.getLogger("telegram").setLevel(level)
 
 
 async def _log_update_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -57,12 +57,14 @@ class TelegramChannel:
         typing: TypingIndicators,
         edit_interval_seconds: float = 1.0,
         draft_interval_seconds: float = 0.4,
+        draft_keepalive_seconds: float = 20.0,
     ) -> None:
         self._sender = sender
         self._config = config
         self._typing = typing
         self._edit_interval = edit_interval_seconds
         self._draft_interval = draft_interval_seconds
+        self._draft_keepalive = draft_keepalive_seconds
         self._drafts_refused = False
 
     async def send(self, address: ChatAddress, text: str) -> None:
@@ -82,6 +84,7 @@ class TelegramChannel:
                 address,
                 fallback=lambda: self._edited_preview(address),
                 interval_seconds=self._draft_interval,
+                keepalive_seconds=self._draft_keepalive,
                 reply_to=_reply_target(address),
                 on_final=lambda: self._typing.stop(address),
                 on_unavailable=self._refuse_drafts,

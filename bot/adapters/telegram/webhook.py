@@ -9,7 +9,7 @@ minute at most, with a count of the others); an authenticated body is read only 
 Telegram hears 200 only once the update is journaled (`accept`, the inbox's `take`); when it
 cannot be (the database is away), it hears 503 and posts the update again later. With several
 processes behind a load balancer, whichever receives a post journals it, and the inbox hands
-it to the process that holds its chat (`bot/storage/postgres/inbox.py`).
+it to the process that holds its chat (`bot/adapters/postgres/inbox.py`).
 """
 
 from __future__ import annotations

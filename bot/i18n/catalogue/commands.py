@@ -308,6 +308,16 @@ def model_chosen(model: str) -> Say:
 
 
 @phrase
+def usage_cut_answers(count: int) -> Say:
+    return Say(
+        en=f"{plural_en(count, 'answer', 'answers')} stopped at the model's output token limit "
+        "(llm.maxOutputTokens)",
+        ru=f"{plural_ru(count, 'ответ оборвался', 'ответа оборвались', 'ответов оборвались')} "
+        "на пределе токенов модели (llm.maxOutputTokens)",
+    )
+
+
+@phrase
 def usage_amount(tokens: int, prompt_tokens: int, completion_tokens: int, calls: int) -> Say:
     return Say(
         en=f"{plural_en(tokens, 'token', 'tokens')} ({prompt_tokens:,} in, "
@@ -326,6 +336,16 @@ def usage_cost(cost: str, currency: str) -> Say:
 @phrase
 def usage_unpriced(models: str) -> Say:
     return Say(en=f" (no price for {models})", ru=f" (нет цены для {models})")
+
+
+@phrase
+def usage_how_to_price(models: str) -> Say:
+    return Say(
+        en=f"No cost is shown for {models}: its price per million tokens is not set "
+        "(runtime config, usage.prices; docs/CONFIGURATION.md).",
+        ru=f"Стоимость для {models} не показана: не задана цена за миллион токенов "
+        "(runtime config, usage.prices; docs/CONFIGURATION.md).",
+    )
 
 
 @phrase
@@ -377,20 +397,23 @@ def language_name() -> Say:
 
 
 @phrase
-def language_state(chosen: bool) -> Say:
+def language_state(chosen: bool, terminal: bool) -> Say:
+    """`terminal`: the automatic language is the locale's, not a Telegram app's."""
+    auto_en = "your system's language (LANG)" if terminal else "your Telegram app's language"
+    auto_ru = "язык вашей системы (LANG)" if terminal else "язык вашего приложения Telegram"
     return Say(
-        en="I speak English with you"
-        + (" (your choice)." if chosen else " (auto: your Telegram app's language)."),
-        ru="Я говорю с вами по-русски"
-        + (" (ваш выбор)." if chosen else " (авто: язык вашего приложения Telegram)."),
+        en="I speak English with you" + (" (your choice)." if chosen else f" (auto: {auto_en})."),
+        ru="Я говорю с вами по-русски" + (" (ваш выбор)." if chosen else f" (авто: {auto_ru})."),
     )
 
 
 @phrase
-def language_usage() -> Say:
+def language_usage(terminal: bool) -> Say:
+    auto_en = "your system's language" if terminal else "your app's language"
+    auto_ru = "язык системы" if terminal else "язык приложения"
     return Say(
-        en="/language en, /language ru or /language auto (your app's language) changes it.",
-        ru="/language en, /language ru или /language auto (язык приложения) меняет его.",
+        en=f"/language en, /language ru or /language auto ({auto_en}) changes it.",
+        ru=f"/language en, /language ru или /language auto ({auto_ru}) меняет его.",
     )
 
 

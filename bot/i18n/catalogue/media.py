@@ -109,6 +109,14 @@ def vision_off() -> Say:
 
 
 @phrase
+def picture_unseen() -> Say:
+    return Say(
+        en="I can't see the picture itself (llm.vision is off), so I'm answering your words.",
+        ru="Саму картинку я не вижу (llm.vision выключен), поэтому отвечаю на ваши слова.",
+    )
+
+
+@phrase
 def unknown_type(name: str) -> Say:
     return Say(
         en=f"I can't open {name}: I read PDF, DOCX, TXT and Markdown documents, and look at "

@@ -201,6 +201,28 @@ def terminal_banner() -> Say:
 
 
 @phrase
+def terminal_unreadable_line() -> Say:
+    return Say(
+        en="That line was not readable text (not UTF-8?), so I left it out. Please type it again.",
+        ru="Эту строку не удалось прочитать как текст (не UTF-8?), я её пропустил. "
+        "Наберите её ещё раз, пожалуйста.",
+    )
+
+
+@phrase
+def about_quit() -> Say:
+    return Say(en="leave the chat (Ctrl+D too)", ru="выйти из чата (или Ctrl+D)")
+
+
+@phrase
+def quit_alone() -> Say:
+    return Say(
+        en="To leave, send /quit on its own.",
+        ru="Чтобы выйти, отправьте /quit отдельной строкой.",
+    )
+
+
+@phrase
 def empty_reply() -> Say:
     return Say(en="(empty reply)", ru="(пустой ответ)")
 

@@ -25,6 +25,7 @@ from bot.turns import TurnRunner
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.files import docx_with_paragraphs, pdf_with_text, png_image
 from tests.fakes.llm import ScriptedLlm, text
+from tests.fakes.media import InProcessWorker
 
 AT = datetime(2026, 11, 23, 21, 5, tzinfo=UTC)
 PRIVATE = ChatAddress("telegram", "42")
@@ -49,13 +50,15 @@ class Notes:
 
 
 class Bot:
-    def __init__(self, tmp_path, config):
+    def __init__(self, tmp_path, config, reader=None):
+        """`reader`: the file reader (by default one running the worker in this process)."""
         path = tmp_path / "runtime-config.json"
         path.write_text(config)
         self.llm = ScriptedLlm()
         self.queue, self.notes = Queue(), Notes()
         self.sessions = JsonSessionStore(tmp_path / "sessions")
-        attachments = AttachmentSystem(MediaReader(), DocumentLibrary(self.queue, self.notes))
+        reader = reader or MediaReader(script=InProcessWorker())
+        attachments = AttachmentSystem(reader, DocumentLibrary(self.queue, self.notes))
         context = ContextBuildingSystem(PromptFiles(tmp_path / "prompts"), ToolRegistry([]))
         tool_loop = ToolLoopSystem(self.llm, ToolRegistry([]))
         pipeline = Pipeline([attachments, context, tool_loop, ResponseRoutingSystem()])
@@ -257,7 +260,8 @@ async def test_a_document_is_not_kept_while_remembering_or_long_term_memory_is_o
 
 
 async def test_a_read_that_runs_out_of_time_is_stopped_with_a_clear_message(tmp_path):
-    bot = Bot(tmp_path, '{"rag": {"enabled": true}, "media": {"readTimeoutSeconds": 0.001}}')
+    config = '{"rag": {"enabled": true}, "media": {"readTimeoutSeconds": 0.001}}'
+    bot = Bot(tmp_path, config, MediaReader())  # the child process, stopped at its time
     reply = await bot.send("[Document: a.pdf]", IncomingFile("a.pdf", None, pdf_with_text("Hi")))
     assert "media.readTimeoutSeconds" in reply and "Nothing was stored." in reply
     assert bot.queue.documents == []

@@ -11,9 +11,9 @@ from pydantic import SecretStr
 
 from bot.adapters.lightrag import LIGHTRAG_CANDIDATES, LightRagAdapter, candidate_limits
 from bot.config import RuntimeConfigStore
-from bot.ports.rag import RagRejected, RagUnavailable
 from bot.rag.circuit import CircuitState
 from bot.rag.documents import exchange_document, file_source_for
+from bot.rag.model import RagRejected, RagUnavailable
 from tests.conftest import turn_config
 
 URL = "http://rag.test:9621"

@@ -9,15 +9,12 @@ import pytest
 
 import bot.rag.indexer as indexer_module
 from bot.config import RuntimeConfigStore
-from bot.ports.rag import (
-    RagUnavailable,
-    StoredDocument,
-)
 from bot.rag.circuit import CircuitBreaker
 from bot.rag.documents import exchange_document
 from bot.rag.indexer import RagIndexer
-from bot.rag.ledger import IndexLedger, LedgerEntry
+from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
+from bot.rag.model import LedgerEntry, RagUnavailable, StoredDocument
 from bot.rag.queue import IndexQueue
 from tests.fakes.rag import FakeRag
 from tests.fakes.waiting import wait_until

@@ -54,9 +54,9 @@ from typing import Any
 import psycopg
 from psycopg import AsyncConnection, sql
 
+from bot.adapters.postgres.database import Database, DatabaseDown
 from bot.ports.inbox import Deliver
 from bot.retry import Backoff
-from bot.storage.postgres.database import Database, DatabaseDown
 
 log = logging.getLogger(__name__)
 

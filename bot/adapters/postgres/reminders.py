@@ -32,9 +32,9 @@ import psycopg
 from psycopg import AsyncConnection
 from pydantic import ValidationError
 
+from bot.adapters.postgres.database import Database, DatabaseDown
 from bot.reminders.book import kept_after_update
 from bot.reminders.model import Reminder, TooManyReminders
-from bot.storage.postgres.database import Database, DatabaseDown
 
 log = logging.getLogger(__name__)
 

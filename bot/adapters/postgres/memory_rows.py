@@ -1,5 +1,5 @@
 """The `memory_items` table: one row per item of one owner, read and written by
-`PostgresMemory` (`bot/storage/postgres/memory.py`). Every query names its owner.
+`PostgresMemory` (`bot/adapters/postgres/memory.py`). Every query names its owner.
 
     item          the `MemoryItem` as JSON: the record; the other columns serve the queries
     terms         the item's words as memory tokenizes them (`bot/memory/text.py`), repeats kept
@@ -24,7 +24,7 @@ import numpy as np
 from psycopg import AsyncConnection
 
 from bot.memory.index import SCAN_LIMIT
-from bot.memory.items import Layer, MemoryItem, static_prior
+from bot.memory.model import Layer, MemoryItem, static_prior
 from bot.memory.text import tokens
 from bot.ports.embeddings import Vectors
 

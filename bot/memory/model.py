@@ -1,4 +1,6 @@
-"""A memory item: one remembered fact, how-to or past exchange of one user."""
+"""Memory's own types: an item (one remembered fact, how-to or past exchange of one user), an
+item as recall ranked it, and what `/memory` shows. The ports (`bot/ports/memory.py`) and the
+stores import them from here."""
 
 from __future__ import annotations
 
@@ -188,3 +190,20 @@ def shorten(text: str, limit: int) -> str:
     """`text` on one line, cut to `limit` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class ScoredItem:
+    """An item as recall ranked it: its final score and how well it matched the query."""
+
+    item: MemoryItem
+    score: float
+    relevance: float
+
+
+@dataclass(frozen=True)
+class MemoryOverview:
+    """What `/memory` shows: facts and how-tos newest first, and how many episodes there are."""
+
+    facts: list[MemoryItem]
+    episodes: int

@@ -24,27 +24,34 @@ from datetime import datetime, timedelta
 
 from psycopg import AsyncConnection
 
+from bot.adapters.postgres import memory_rows as rows
+from bot.adapters.postgres.database import Database, DatabaseDown
 from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
 from bot.memory.episodes import promoted
 from bot.memory.exchanges import RemembersExchanges
 from bot.memory.index import relevance_among
-from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint, reworded
+from bot.memory.model import (
+    ItemType,
+    Layer,
+    MemoryItem,
+    MemoryOverview,
+    ScoredItem,
+    fingerprint,
+    reworded,
+)
 from bot.memory.packing import pack
 from bot.memory.scoring import (
     PROFILE_TOP_K,
     SEMANTIC_POOL,
     Candidates,
-    ScoredItem,
     lexical_pool,
     rank_candidates,
 )
 from bot.memory.semantic import BATCH, EmbeddingRest, item_text
-from bot.memory.service import MemoryOverview, merge, relaxed_for_search
+from bot.memory.service import merge, relaxed_for_search
 from bot.memory.text import tokens
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
-from bot.storage.postgres import memory_rows as rows
-from bot.storage.postgres.database import Database, DatabaseDown
 
 log = logging.getLogger(__name__)
 

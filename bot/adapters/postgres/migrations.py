@@ -161,6 +161,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        32,
+        "usage: answers cut at the token limit",
+        "ALTER TABLE usage_calls ADD COLUMN cut boolean NOT NULL DEFAULT false;",
+    ),
 )
 
 MIGRATION_LOCK = 0x6D656D6F7279  # "memory": one advisory lock id for schema changes

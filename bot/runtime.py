@@ -1,4 +1,10 @@
-"""Keeping Python's garbage collector from pausing every chat while a heavy user's memory loads.
+"""Process-wide policies, in one place: what the garbage collector does while memory loads, and
+how loud third-party libraries' loggers are. `python -m bot` calls `apply_process_policies`
+once logging is set up; tests and benchmarks that run the bot in-process call it the same way.
+Nothing else in the bot changes process-wide state.
+
+Garbage collection while a heavy user's memory loads (`full_collections_paused`, `settle`,
+used by `bot/memory/service.py`):
 
 A cold load builds hundreds of thousands of objects (items, their fields, the index) in a
 worker thread. CPython's automatic full collections scan every tracked object of the process,
@@ -21,11 +27,18 @@ once more. Two measures, both here:
 Choosing both over `gc.disable()`: disabling stops young collections too (memory grows by
 every short-lived cycle of the loop meanwhile), and without the freeze the pause only moves to
 the first full collection after the load.
+
+Third-party loggers (`quiet_libraries`): request URLs at INFO are noise (and, for Telegram,
+carry the token); python-telegram-bot logs whole updates at DEBUG, strangers' messages
+included; psycopg's pool logs each failed reconnection, and psycopg logs a second "error
+ignored" warning when a server going away interrupts a batch's clean-up. The bot's own
+`[Database]` line says each outage once instead.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,3 +77,35 @@ def settle(loaded_items: int) -> None:
     if loaded_items >= FREEZE_MIN_ITEMS:
         gc.collect(1)  # young garbage only: milliseconds, not a scan of the whole heap
         gc.freeze()
+
+
+NOISY_AT_INFO = ("httpx", "httpx2", "httpcore", "openai", "telegram.ext.Updater")
+"""Libraries whose INFO lines are request URLs: kept to warnings."""
+
+
+def apply_process_policies() -> None:
+    """Every process-wide policy of the bot; call once logging is set up (`setup_logging`)."""
+    quiet_libraries()
+
+
+def quiet_libraries() -> None:
+    """Third-party loggers at the levels the bot runs them at; calling it again changes nothing."""
+    for noisy in NOISY_AT_INFO:
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    root_level = logging.getLogger().getEffectiveLevel()
+    logging.getLogger("telegram").setLevel(max(logging.INFO, root_level))
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+    for name in ("psycopg", "psycopg.transaction"):  # a logger's filter sees only its own records
+        psycopg_logger = logging.getLogger(name)
+        if not any(isinstance(f, _CleanupAfterAnError) for f in psycopg_logger.filters):
+            psycopg_logger.addFilter(_CleanupAfterAnError())
+
+
+class _CleanupAfterAnError(logging.Filter):
+    """Drops psycopg's "error ignored ..." warnings: a batch (a pipeline) or a transaction
+    that the server's going away interrupts fails its clean-up too, and psycopg logs that
+    second error while the first goes on to the caller, which `Database.connection` turns
+    into the outage's one line (`DatabaseHealth.failed`). Any other psycopg record passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("error ignored")

@@ -15,10 +15,8 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable
 
-from bot.ports.rag import RagDocument
-from bot.rag.ledger import LedgerEntry
-from bot.rag.queue import QueuedDocument
-from bot.storage.postgres.database import Database, DatabaseDown
+from bot.adapters.postgres.database import Database, DatabaseDown
+from bot.rag.model import LedgerEntry, QueuedDocument, RagDocument
 
 log = logging.getLogger("bot.rag")
 

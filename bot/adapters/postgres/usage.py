@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
+from bot.adapters.postgres.database import Database, DatabaseDown
 from bot.ports.llm import TokenUsage
-from bot.storage.postgres.database import Database, DatabaseDown
 from bot.usage.ledger import DailyTallies, Tally, utc_today
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,7 @@ class _Call:
     model: str
     prompt_tokens: int
     completion_tokens: int
+    cut: bool
 
 
 class PostgresUsageLedger:
@@ -60,7 +61,8 @@ class PostgresUsageLedger:
         try:
             async with self._database.connection(STORE) as connection:
                 cursor = await connection.execute(
-                    "SELECT who, model, count(*), sum(prompt_tokens), sum(completion_tokens) "
+                    "SELECT who, model, count(*), sum(prompt_tokens), sum(completion_tokens), "
+                    "count(*) FILTER (WHERE cut) "
                     "FROM usage_calls WHERE day = %s GROUP BY who, model",
                     (day,),
                 )
@@ -68,14 +70,15 @@ class PostgresUsageLedger:
         except DatabaseDown:
             log.error("[Usage] could not read today's usage; counting from zero")
             return
-        for who, model, calls, prompt, completion in rows:
+        for who, model, calls, prompt, completion, cut in rows:
             tally = self._tallies.tally(who, model)
-            tally.merge(Tally(int(calls), int(prompt), int(completion)))
+            tally.merge(Tally(int(calls), int(prompt), int(completion), int(cut)))
 
     def record(self, who: str, model: str, usage: TokenUsage) -> None:
         """Count one call of `who` with `model`; the row is written in the background."""
         self._tallies.add(who, model, usage)
-        call = _Call(self._tallies.day, who, model, usage.prompt_tokens, usage.completion_tokens)
+        day = self._tallies.day
+        call = _Call(day, who, model, usage.prompt_tokens, usage.completion_tokens, usage.cut)
         self._waiting.append(call)
         if len(self._waiting) > self._max_unwritten:
             self._waiting.popleft()
@@ -112,9 +115,9 @@ class PostgresUsageLedger:
                     async with connection.cursor() as cursor:
                         await cursor.executemany(
                             "INSERT INTO usage_calls (day, who, model, prompt_tokens, "
-                            "completion_tokens) VALUES (%s, %s, %s, %s, %s)",
+                            "completion_tokens, cut) VALUES (%s, %s, %s, %s, %s, %s)",
                             [
-                                (c.day, c.who, c.model, c.prompt_tokens, c.completion_tokens)
+                                (c.day, c.who, c.model, c.prompt_tokens, c.completion_tokens, c.cut)
                                 for c in batch
                             ],
                         )

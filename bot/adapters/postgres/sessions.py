@@ -21,10 +21,10 @@ from collections import OrderedDict
 from psycopg import AsyncConnection, sql
 from pydantic import ValidationError
 
+from bot.adapters.postgres.database import Database, DatabaseDown
 from bot.chat_locks import ChatLocks
 from bot.conversation import Session, utc_now
 from bot.conversation.scope import group_scope
-from bot.storage.postgres.database import Database, DatabaseDown
 from bot.storage.unsaved import UnsavedSessions
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from bot.storage.postgres.database import Database, DatabaseDown
+from bot.adapters.postgres.database import Database, DatabaseDown
 
 log = logging.getLogger(__name__)
 

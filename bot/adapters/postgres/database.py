@@ -36,9 +36,9 @@ from psycopg import AsyncConnection, pq
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from bot.adapters.postgres.migrations import migrate
 from bot.conversation.scope import MemoryScope
 from bot.storage.disk import Backlog
-from bot.storage.postgres.migrations import migrate
 
 log = logging.getLogger(__name__)
 
@@ -63,23 +63,6 @@ TRUSTED_IDLE_SECONDS = 5.0
 RECONNECT_SECONDS = 3.0
 """How long the pool's background reconnection tries (1 s, 2 s) before a call starts anew."""
 
-# The pool logs each failed reconnection; the outage gets one line of ours instead.
-logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
-
-
-class _CleanupAfterAnError(logging.Filter):
-    """Drops psycopg's "error ignored ..." warnings: a batch (a pipeline) or a transaction
-    that the server's going away interrupts fails its clean-up too, and psycopg logs that
-    second error while the first goes on to the caller, which `Database.connection` turns
-    into the outage's one line (`DatabaseHealth.failed`). Any other psycopg record passes."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("error ignored")
-
-
-for _name in ("psycopg", "psycopg.transaction"):  # a logger's filter sees only its own records
-    logging.getLogger(_name).addFilter(_CleanupAfterAnError())
-
 
 class DatabaseUnavailable(Exception):
     """The database could not be reached or prepared at start; the message is for people."""
@@ -99,15 +82,6 @@ def describe_url(url: str) -> str:
     port = f":{parts['port']}" if parts.get("port") else ""
     user = f"{parts['user']}@" if parts.get("user") else ""
     return f"{user}{host}{port}/{parts.get('dbname') or ''}"
-
-
-def password_of(url: str) -> str | None:
-    """The password in `url`, for the log redactor."""
-    try:
-        password = conninfo_to_dict(url).get("password")
-    except psycopg.ProgrammingError:
-        return None
-    return str(password) if password else None
 
 
 class DatabaseHealth:
