@@ -46,6 +46,7 @@ on 2 cores (it also journals the inbox and saves sessions)."""
 SDP_ROUNDS = 3
 FIRST_SDP_SENDER = 800_000
 SDP_SLOWDOWN_TARGET = 2.0
+SEND_WINDOW_SECONDS = 1.0
 WEBHOOK_POSTS = "3 unauthenticated 100 MB webhook posts"
 MEMORY_TARGET_MB = 50.0
 """Growth allowed per attack: the caps are 4 MB (LightRAG), 1 MB (webhook body) and
@@ -192,11 +193,13 @@ class Attacker:
         for 20 s, from `SDP_NOTES` chats at once: another chat's answer while they are
         handled, against its answer while the same chats send text instead (the same number
         of messages, no attack), and with nothing else going on; medians of `SDP_ROUNDS`."""
-        quiet = [self.timed_answer(FRIEND, f"Quick, round {n}?") for n in range(SDP_ROUNDS)]
-        texting = [self._answer_beside(lambda: None, n) for n in range(SDP_ROUNDS)]
-        hostile = lambda: sdp_note(free_port())  # noqa: E731
-        with UdpWatch(self.pid) as watch:
-            during = [self._answer_beside(hostile, n) for n in range(SDP_ROUNDS)]
+        # watched through every round, so the sampling (in this process, beside the emulated
+        # Bot API) costs each the same; FFmpeg would hold its sockets for 20 s
+        with UdpWatch(self.pid, every=0.05) as watch:
+            rounds = range(SDP_ROUNDS)
+            quiet = [self._answer_beside("nothing", n) for n in rounds]
+            texting = [self._answer_beside("a text", n) for n in rounds]
+            during = [self._answer_beside("an SDP note", n) for n in rounds]
             self.stack.telegram.wait_for_sync(self._sdp_notes_refused, 120)
         slowdown = statistics.median(during) / statistics.median(texting)
         self.figures.append(
@@ -216,17 +219,20 @@ class Attacker:
         ms = [round(statistics.median(times) * 1000) for times in (during, texting, quiet)]
         return f"another chat answered in {ms[0]} ms; {ms[1]} ms beside texts, {ms[2]} ms alone"
 
-    def _answer_beside(self, note: Callable[[], bytes | None], round_: int) -> float:
-        """Seconds to another chat's answer sent just after one message from each of the
-        `SDP_NOTES` chats: a voice note of `note()`, or a text when it is None."""
-        for n in range(SDP_NOTES):
+    def _answer_beside(self, sent: str, round_: int) -> float:
+        """Seconds to another chat's answer sent just after `sent` ("nothing", "a text" or
+        "an SDP note") from each of the `SDP_NOTES` chats. Each round starts a second after
+        the last, so that none waits for the bot's own send budget (30 new messages a
+        second, `send_budget.py`) spent by the round before."""
+        time.sleep(SEND_WINDOW_SECONDS)
+        for n in range(SDP_NOTES if sent != "nothing" else 0):
             sender = self.stack.user(FIRST_SDP_SENDER + n)
-            content = note()
-            if content is None:
+            if sent == "a text":
                 self.stack.telegram.send_text(sender, f"Just a text, round {round_}.")
             else:
+                content = sdp_note(free_port())
                 self.stack.telegram.send_media(sender, "voice", content=content, duration=1)
-        return self.timed_answer(FRIEND, f"Still quick, round {round_}?")
+        return self.timed_answer(FRIEND, f"Still quick after {sent}, round {round_}?")
 
     def _sdp_notes_refused(self) -> bool:
         refusals = [self.stack.replies(FIRST_SDP_SENDER + n) for n in range(SDP_NOTES)]

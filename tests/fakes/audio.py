@@ -116,9 +116,11 @@ def udp_sockets(pid: int | str = "self") -> set[int]:
 class UdpWatch:
     """Samples process `pid`'s UDP sockets on a thread until stopped: every new one seen."""
 
-    def __init__(self, pid: int | str = "self") -> None:
+    def __init__(self, pid: int | str = "self", every: float = 0.005) -> None:
+        """`every`: seconds between samples."""
         self.seen: set[int] = set()
         self._pid = pid
+        self._every = every
         self._before = udp_sockets(pid)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
@@ -132,5 +134,5 @@ class UdpWatch:
         self._thread.join()
 
     def _sample(self) -> None:
-        while not self._stop.wait(0.005):
+        while not self._stop.wait(self._every):
             self.seen |= udp_sockets(self._pid) - self._before
