@@ -11,7 +11,8 @@ PDF read alone in the same run (`document_attacks`); an LLM request's size with 
 server (`mcp_attack`); one user's tokens over three processes against their budget
 (`budget_attack`).
 
-    python -m bench.attacks
+    python -m bench.attacks            # every attack
+    python -m bench.attacks "SDP"      # those whose name holds SDP
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -31,6 +34,7 @@ from typing import Any
 import aiohttp
 
 from bench.report import Figure, print_table
+from tests.fakes.audio import UdpWatch, sdp_note
 from tests.fakes.background_server import free_port
 from tests.fakes.files import costly_pdf, pdf_with_text
 from tests.fakes.mcp_server import stdio_entry
@@ -45,6 +49,14 @@ OWNER, FRIEND = 4001, 4002
 STRANGERS = 2_000
 FIRST_STRANGER = 900_000
 LONG_CHAT_TURNS = 400
+SDP_NOTES = 6
+"""Hostile voice notes at once, from as many chats: the loop's default executor's threads
+on 2 cores (it also journals the inbox and saves sessions)."""
+SDP_ROUNDS = 3
+FIRST_SDP_SENDER = 800_000
+SDP_SLOWDOWN_TARGET = 2.0
+SEND_WINDOW_SECONDS = 1.0
+WEBHOOK_POSTS = "3 unauthenticated 100 MB webhook posts"
 MEMORY_TARGET_MB = 50.0
 """Growth allowed per attack: the caps are 4 MB (LightRAG), 1 MB (webhook body) and
 `llm.maxOutputChars`; the rest is the interpreter's own allocation noise."""
@@ -106,9 +118,11 @@ class ScriptedLlm(EchoResponder):
 class Attacker:
     """One stack (bot process, emulated Telegram, scripted LLM) and the attacks made on it."""
 
-    def __init__(self, stack: SystemStack, llm: ScriptedLlm) -> None:
+    def __init__(self, stack: SystemStack, llm: ScriptedLlm, only: str = "") -> None:
+        """`only`: make just the attacks whose name holds it."""
         self.stack = stack
         self.llm = llm
+        self.only = only
         self.figures: list[Figure] = []
 
     @property
@@ -118,6 +132,8 @@ class Attacker:
 
     def attack(self, name: str, act: Callable[[], str | None]) -> None:
         """Run `act` under the sampler, then check another chat still gets its answer."""
+        if self.only not in name:
+            return
         with sampled(self.pid) as growth:
             detail = act()
         self.stack.converse(FRIEND, f"Still there after {name}?", within=60)
@@ -181,6 +197,62 @@ class Attacker:
         self.stack.wait_replies(OWNER, answered + 1, within=60)
         return f"another chat answered in {seconds:.1f} s"
 
+    def sdp_notes(self) -> str:
+        """Voice notes that are SDP texts, each of which would make FFmpeg listen for RTP
+        for 20 s, from `SDP_NOTES` chats at once: another chat's answer while they are
+        handled, against its answer while the same chats send text instead (the same number
+        of messages, no attack), and with nothing else going on; medians of `SDP_ROUNDS`."""
+        # watched through every round, so the sampling (in this process, beside the emulated
+        # Bot API) costs each the same; FFmpeg would hold its sockets for 20 s
+        with UdpWatch(self.pid, every=0.05) as watch:
+            rounds = range(SDP_ROUNDS)
+            quiet = [self._answer_beside("nothing", n) for n in rounds]
+            texting = [self._answer_beside("a text", n) for n in rounds]
+            during = [self._answer_beside("an SDP note", n) for n in rounds]
+            self.stack.telegram.wait_for_sync(self._sdp_notes_refused, 120)
+        slowdown = statistics.median(during) / statistics.median(texting)
+        self.figures.append(
+            Figure(
+                "attacks",
+                f"{SDP_NOTES} SDP voice notes: another chat's answer vs {SDP_NOTES} texts",
+                round(slowdown, 2),
+                "x",
+                f"<= {SDP_SLOWDOWN_TARGET:g}",
+                slowdown <= SDP_SLOWDOWN_TARGET,
+            )
+        )
+        self.figures.append(
+            Figure("attacks", "SDP voice notes: UDP sockets opened", len(watch.seen), "", "0",
+                   not watch.seen)
+        )  # fmt: skip
+        ms = [round(statistics.median(times) * 1000) for times in (during, texting, quiet)]
+        return f"another chat answered in {ms[0]} ms; {ms[1]} ms beside texts, {ms[2]} ms alone"
+
+    def _answer_beside(self, sent: str, round_: int) -> float:
+        """Seconds to another chat's answer sent just after `sent` ("nothing", "a text" or
+        "an SDP note") from each of the `SDP_NOTES` chats. Each round starts a second after
+        the last, so that none waits for the bot's own send budget (30 new messages a
+        second, `send_budget.py`) spent by the round before."""
+        time.sleep(SEND_WINDOW_SECONDS)
+        for n in range(SDP_NOTES if sent != "nothing" else 0):
+            sender = self.stack.user(FIRST_SDP_SENDER + n)
+            if sent == "a text":
+                self.stack.telegram.send_text(sender, f"Just a text, round {round_}.")
+            else:
+                content = sdp_note(free_port())
+                self.stack.telegram.send_media(sender, "voice", content=content, duration=1)
+        return self.timed_answer(FRIEND, f"Still quick after {sent}, round {round_}?")
+
+    def _sdp_notes_refused(self) -> bool:
+        refusals = [self.stack.replies(FIRST_SDP_SENDER + n) for n in range(SDP_NOTES)]
+        return all(sum("could not play" in t for t in texts) == SDP_ROUNDS for texts in refusals)
+
+    def timed_answer(self, user_id: int, text: str) -> float:
+        """Seconds from sending `text` to its whole answer."""
+        started = time.monotonic()
+        self.stack.converse(user_id, text, within=60)
+        return time.monotonic() - started
+
     def nested_config(self) -> str:
         path = self.stack.config_path
         good = path.read_text()
@@ -233,8 +305,9 @@ def make_stack(
 ) -> tuple[SystemStack, RecordingProxy]:
     idle = RecordingProxy(f"http://127.0.0.1:{free_port()}")  # RAG is off until an attack
     idle.start()
+    allowed = [OWNER, FRIEND, *range(FIRST_SDP_SENDER, FIRST_SDP_SENDER + SDP_NOTES)]
     stack = SystemStack.create(
-        work, telegram, llm, echo_llm, None, idle, [OWNER, FRIEND],  # type: ignore[arg-type]
+        work, telegram, llm, echo_llm, None, idle, allowed,  # type: ignore[arg-type]
         {"rag": {"enabled": False}, "rateLimit": {"messagesPerMinute": 1000}},
         "WARNING", webhook,
     )  # fmt: skip
@@ -244,7 +317,7 @@ def make_stack(
     return stack, idle
 
 
-def polling_attacks(work: Path) -> list[Figure]:
+def polling_attacks(work: Path, only: str = "") -> list[Figure]:
     with (
         FakeTelegramServer(token=TELEGRAM_TOKEN) as telegram,
         FakeOpenAiServer(responder=(echo_llm := ScriptedLlm())) as llm,
@@ -252,7 +325,7 @@ def polling_attacks(work: Path) -> list[Figure]:
         TricklingServer(3.0) as trickling,
     ):
         stack, idle = make_stack(work / "polling", llm, echo_llm, telegram, webhook=False)
-        attacker = Attacker(stack, echo_llm)
+        attacker = Attacker(stack, echo_llm, only)
         idle_mb = resident_bytes(attacker.pid) / 2**20
         attacker.figures.append(Figure("attacks", "resident memory before them", idle_mb, "MB", ""))
         try:
@@ -267,6 +340,7 @@ def polling_attacks(work: Path) -> list[Figure]:
             )
             attacker.attack("tool arguments nested 9,000 deep", attacker.nested_tool_arguments)
             attacker.attack("round(1, -10**9) in the calculator", attacker.runaway_calculation)
+            attacker.attack(f"{SDP_NOTES} SDP voice notes x {SDP_ROUNDS}", attacker.sdp_notes)
             attacker.attack("runtime config nested 100,000 deep", attacker.nested_config)
             attacker.attack(f"{STRANGERS} strangers writing", attacker.strangers)
             attacker.attack(f"{LONG_CHAT_TURNS} turns in one chat", attacker.long_chat)
@@ -276,13 +350,13 @@ def polling_attacks(work: Path) -> list[Figure]:
         return attacker.figures
 
 
-def webhook_attack(work: Path) -> list[Figure]:
+def webhook_attack(work: Path, only: str = "") -> list[Figure]:
     with (
         FakeTelegramServer(token=TELEGRAM_TOKEN) as telegram,
         FakeOpenAiServer(responder=(echo_llm := ScriptedLlm())) as llm,
     ):
         stack, idle = make_stack(work / "webhook", llm, echo_llm, telegram, webhook=True)
-        attacker = Attacker(stack, echo_llm)
+        attacker = Attacker(stack, echo_llm, only)
         env = dict(line.split("=", 1) for line in (stack.workdir / ".env").read_text().split())
         port = int(env["TELEGRAM_WEBHOOK_PORT"])
         statuses: list[int] = []
@@ -292,7 +366,7 @@ def webhook_attack(work: Path) -> list[Figure]:
             return f"answered {sorted(set(statuses))}"
 
         try:
-            attacker.attack("3 unauthenticated 100 MB webhook posts", posts)
+            attacker.attack(WEBHOOK_POSTS, posts)
         finally:
             stack.bot.stop()
             idle.stop()
@@ -502,20 +576,22 @@ def budget_attack(work: Path) -> list[Figure]:
     ]
 
 
-def run() -> list[Figure]:
+def run(only: str = "") -> list[Figure]:
+    """Every attack, or those whose name holds `only`."""
     with tempfile.TemporaryDirectory() as work:
-        return (
-            polling_attacks(Path(work))
-            + webhook_attack(Path(work))
-            + document_attacks(Path(work))
-            + mcp_attack(Path(work))
-            + budget_attack(Path(work))
-        )
+        figures = polling_attacks(Path(work), only)
+        if only in WEBHOOK_POSTS:
+            figures += webhook_attack(Path(work), only)
+        if not only:
+            figures += document_attacks(Path(work))
+            figures += mcp_attack(Path(work))
+            figures += budget_attack(Path(work))
+        return figures
 
 
 def main() -> None:
     logging.basicConfig(level=logging.ERROR)
-    print_table(run())
+    print_table(run(sys.argv[1] if len(sys.argv) > 1 else ""))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from bot.storage.atomic import UnsafePath, open_private
@@ -14,6 +15,35 @@ from bot.storage.atomic import UnsafePath, open_private
 REDACTED = "***"
 # python-telegram-bot puts the bot token in every request URL (".../bot<token>/getUpdates").
 _TELEGRAM_TOKEN_IN_URL = re.compile(r"/bot\d+:[A-Za-z0-9_-]+")
+
+
+class ThrottledWarning:
+    """A warning anyone outside can cause at will (a forged webhook post): logged at most
+    once per `interval_seconds`, the next line counting the ones left out, so 2,000 posts
+    cost a line a minute, not 2,000."""
+
+    def __init__(
+        self,
+        logger: logging.Logger,
+        message: str,
+        interval_seconds: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._logger = logger
+        self._message = message
+        self._interval = interval_seconds
+        self._clock = clock
+        self._last: float | None = None
+        self._left_out = 0
+
+    def __call__(self) -> None:
+        now = self._clock()
+        if self._last is not None and now - self._last < self._interval:
+            self._left_out += 1
+            return
+        more = f" ({self._left_out} more since the last such line)" if self._left_out else ""
+        self._logger.warning("%s%s", self._message, more)
+        self._last, self._left_out = now, 0
 
 
 class RedactingFormatter(logging.Formatter):

@@ -155,6 +155,13 @@ class Settings(BaseSettings):
             raise ValueError("must not contain spaces, line breaks or control characters")
         return value
 
+    @field_validator("data_dir")
+    @classmethod
+    def _real_data_dir(cls, value: Path) -> Path:
+        """The data dir as its real path: it may itself be a link (a volume), and any link
+        found below it is then one placed inside it (`bot/storage/atomic.py` refuses those)."""
+        return value.resolve()
+
     @field_validator("telegram_webhook_secret")
     @classmethod
     def _webhook_secret_charset(cls, value: SecretStr | None) -> SecretStr | None:

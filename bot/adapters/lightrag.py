@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -66,6 +67,12 @@ OWNERS_PER_STEP = 10
 MAX_CANDIDATE_FACTOR = 8
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 """A `/query/data` answer for 50 users is well under 1 MB; past this the server misbehaves."""
+_HEADER_SAFE = re.compile(r"[\x20-\x7e]+")
+"""What an HTTP header value carries: printable ASCII (httpx refuses the rest, naming it)."""
+UNUSABLE_KEY = (
+    "the API key (RAG_API_KEY or rag.apiKey) has characters an HTTP header cannot carry "
+    "(non-ASCII or control characters); no request was made"
+)
 
 
 class _Failure(RagUnavailable):
@@ -275,6 +282,8 @@ class LightRagAdapter:
             status, content = await self._fetch(
                 rag, "GET", "/health", None, min(rag.timeout_seconds, HEALTH_TIMEOUT_SECONDS)
             )
+        except _Failure as exc:
+            return RagHealth(False, exc.brief)
         except (httpx.HTTPError, TimeoutError) as exc:
             return RagHealth(False, f"unreachable at {rag.url} ({_describe(exc)})")
         except _TooLarge:
@@ -307,6 +316,7 @@ class LightRagAdapter:
         query times out: when the server stalls, a wave of concurrent turns then pays one
         time-out between them, not one each.
         """
+        self._headers(rag)  # an unusable key fails here, never as a failure of the server
         if not self.breaker.allow(rag.circuit_cooldown_seconds):
             raise _Failure(f"circuit open ({self.breaker.last_error})", quiet=True)
         request = self._fetch(rag, method, path, body, rag.timeout_seconds)
@@ -348,9 +358,10 @@ class LightRagAdapter:
     ) -> tuple[int, bytes]:
         """Status and body of one request, within `deadline` seconds in all, at most
         `MAX_ANSWER_BYTES` read (else `_TooLarge`)."""
+        headers = self._headers(rag)
         async with asyncio.timeout(deadline):
             async with self._client.stream(
-                method, _url(rag, path), json=body, headers=self._headers(rag), timeout=deadline
+                method, _url(rag, path), json=body, headers=headers, timeout=deadline
             ) as response:
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
@@ -394,8 +405,13 @@ class LightRagAdapter:
         raise _Failure("gave up: another query to LightRAG just timed out", quiet=True)
 
     def _headers(self, rag: RagConfig) -> dict[str, str]:
+        """The key, stripped of the line break a paste leaves after it. One a header cannot
+        carry is refused by a `_Failure` that names its problem: httpx's own error would
+        quote it (into `/status` and the log), or not be an `httpx.HTTPError` at all."""
         key = self._env_api_key.get_secret_value() if self._env_api_key else ""
-        key = key or rag.api_key.get_secret_value()
+        key = (key.strip() or rag.api_key.get_secret_value()).strip()
+        if key and not _HEADER_SAFE.fullmatch(key):
+            raise _Failure(UNUSABLE_KEY)
         return {"X-API-Key": key} if key else {}
 
     @staticmethod

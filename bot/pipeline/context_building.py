@@ -54,7 +54,7 @@ class ContextBuildingSystem:
 
     async def process(self, ctx: TurnContext) -> None:
         if self._skills is not None:
-            self._skills.refresh()  # a SKILL.md added, edited or removed applies from here
+            await self._skills.refresh()  # a SKILL.md added, edited or removed applies from here
         if self._memory is not None and self._rag is not None:
             ctx.memory_pack, ctx.rag_context = await asyncio.gather(
                 self._recall_memory(ctx), self._recall_rag(ctx)

@@ -50,7 +50,7 @@ from bot.ports.language import LanguagePreference
 from bot.ports.sessions import SessionStore
 from bot.reminders.book import ReminderStore
 from bot.reminders.model import Reminder
-from bot.reminders.times import next_occurrence, shown, zone_named
+from bot.reminders.times import next_occurrence, re_anchored, shown, utc_of, zone_named
 from bot.retry import Backoff
 from bot.storage.languages import LanguageChoices
 
@@ -292,7 +292,12 @@ class ReminderScheduler:
             return "\n".join(lines)
 
     def _following(self, reminder: Reminder, occurrence: datetime) -> datetime | None:
-        """A repeating reminder's next time after this delivery: the first after now, so an
+        """A repeating reminder's next time after this delivery (UTC)."""
+        local = self._following_local(reminder, occurrence)
+        return None if local is None else utc_of(local, zone_named(reminder.zone))
+
+    def _following_local(self, reminder: Reminder, occurrence: datetime) -> datetime | None:
+        """The next time as the rule gives it (local wall time): the first after now, so an
         outage of a week sends one message, not one per missed time."""
         if not reminder.repeat or reminder.anchor is None:
             return None
@@ -300,10 +305,16 @@ class ReminderScheduler:
         return next_occurrence(reminder.repeat, reminder.anchor, zone_named(reminder.zone), after)
 
     def _receipt(self, reminder: Reminder, occurrence: datetime, text: str) -> Reminder:
+        following = self._following_local(reminder, occurrence)
+        anchor, next_at = reminder.anchor, None
+        if following is not None and reminder.repeat and anchor is not None:
+            anchor = re_anchored(reminder.repeat, anchor, following)  # the next walk starts there
+            next_at = utc_of(following, zone_named(reminder.zone))
         return reminder.model_copy(
             update={
                 "firing": None,
-                "next_at": self._following(reminder, occurrence),
+                "anchor": anchor,
+                "next_at": next_at,
                 "unrecorded": occurrence,
                 "unrecorded_text": text,
                 "failures": 0,

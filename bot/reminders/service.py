@@ -29,8 +29,10 @@ from bot.reminders.times import (
     clean_rule,
     gaps,
     local_wall_time,
+    re_anchored,
     resolve_local,
     shown,
+    utc_of,
     zone_named,
 )
 
@@ -126,8 +128,9 @@ class ReminderDesk:
             rule = clean_rule(repeat)
             anchor = local_wall_time(start, zone)
             after = local_wall_time(max(start, now), zone)
-            first = await self._first_time(rule, anchor, after, zone, config)
-            update = {"repeat": rule, "anchor": anchor, "next_at": first}
+            first = await self._first_time(rule, anchor, after, config)
+            anchor = re_anchored(rule, anchor, first)
+            update = {"repeat": rule, "anchor": anchor, "next_at": utc_of(first, zone)}
             reminder = reminder.model_copy(update=update)
         elif start <= now:
             raise ReminderRefused(
@@ -184,11 +187,10 @@ class ReminderDesk:
         rule: str,
         anchor: datetime,
         after: datetime,
-        zone: ZoneInfo,
         config: RemindersConfig,
     ) -> datetime:
-        """The rule's first time at or after `after` (local), once its first few times show
-        it happens, not too often and not too rarely."""
+        """The rule's first time at or after `after` (local, as local wall time), once its
+        first few times show it happens, not too often and not too rarely."""
         request = {"rule": rule, "anchor": anchor.isoformat(), "after": after.isoformat()}
         try:
             output = await self._checker.run(json.dumps({**request, "count": CHECKED_OCCURRENCES}))
@@ -210,7 +212,7 @@ class ReminderDesk:
             raise ReminderRefused(texts.REPEAT_TOO_OFTEN.format(minutes=config.min_repeat_minutes))
         if apart and max(apart) > timedelta(days=366 * MAX_GAP_YEARS):
             raise ReminderRefused(texts.REPEAT_TOO_RARE.format(years=MAX_GAP_YEARS))
-        return found[0].replace(tzinfo=zone).astimezone(UTC)
+        return found[0]
 
     @staticmethod
     async def _saving(change: Awaitable[object]) -> None:

@@ -2,13 +2,18 @@
 answered in voice when wanted, refused clearly when they cannot be heard."""
 
 import asyncio
+import os
 
 import pytest
 
 from bot.conversation import ChatAddress
 from tests.conftest import edit_runtime_config
-from tests.e2e.test_telegram_bot import start_bot  # noqa: F401 (a fixture)
-from tests.fakes.audio import audio_seconds, tone_wav, video_note, voice_note
+from tests.e2e.test_telegram_bot import (
+    BOB,
+    start_bot,  # noqa: F401 (a fixture)
+)
+from tests.fakes.audio import UdpWatch, audio_seconds, sdp_note, tone_wav, video_note, voice_note
+from tests.fakes.background_server import free_port
 from tests.fakes.openai_server import Transcript
 from tests.fakes.telegram_server import Chat, User
 
@@ -23,9 +28,9 @@ GROUP = Chat.group(-100_321, "Choir")
 def start_voice_bot(start_bot, settings):  # noqa: F811 (the imported fixture)
     """The bot in Telegram, its speech pointed at the fake server; `speech` edits its config."""
 
-    async def start(**speech):
+    async def start(allowed=(ALICE.id, BOB.id), **speech):
         edit_runtime_config(settings.runtime_config_path, speech=speech)
-        return await start_bot()
+        return await start_bot(allowed=allowed)
 
     return start
 
@@ -213,6 +218,31 @@ async def test_in_groups_unaddressed_voice_is_ignored_and_memory_stays_the_group
     assert len(fake_llm.uploads) == 2, "the unaddressed note was never transcribed"
     assert len(telegram.downloads) == 2
     assert "pelican" not in fake_llm.system_prompts()[-1], "private memory stays private"
+
+
+async def test_sdp_voice_notes_open_no_socket_and_other_chats_still_answer(
+    start_voice_bot, telegram, fake_llm
+):
+    """As many hostile notes as the loop's default executor has threads (it journals the
+    inbox and saves sessions), each an SDP text FFmpeg would listen on for 20 s."""
+    attackers = [User(3000 + n, f"Mallory {n}", f"mallory{n}") for n in range(_default_threads())]
+    await start_voice_bot(allowed=[BOB.id, *(user.id for user in attackers)])
+    with UdpWatch() as watch:
+        for user in attackers:
+            telegram.send_media(user, "voice", content=sdp_note(free_port()), duration=1)
+        await telegram.wait_for(lambda: len(telegram.downloads) == len(attackers))
+        telegram.send_text(BOB, "are you there?")
+        # well within the 20 s FFmpeg waits on an SDP note: Bob was not queued behind them
+        await telegram.wait_for(lambda: "echo: are you there?" in telegram.texts(BOB.id), 8.0)
+        refusals = [(await texts_once(telegram, user.id, 1))[0] for user in attackers]
+    assert all(text.startswith("I could not play this voice") for text in refusals), refusals
+    assert watch.seen == set(), "no UDP socket was ever opened"
+    assert fake_llm.uploads == []
+
+
+def _default_threads() -> int:
+    """The size of asyncio's default executor (`ThreadPoolExecutor`'s default)."""
+    return min(32, (os.cpu_count() or 1) + 4)
 
 
 async def _until_voice(telegram, chat_id):

@@ -38,6 +38,7 @@ from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.adapters.telegram.voice_notes import VoiceNotes
 from bot.adapters.telegram.voice_replies import VoiceReplies, VoiceSwitch
 from bot.adapters.telegram.webhook import WebhookReceiver
+from bot.audio import AudioWorkers
 from bot.commands import Command
 from bot.config import RuntimeConfigStore
 from bot.i18n import FALLBACK, Language
@@ -99,6 +100,9 @@ class TelegramBot:
             jitter=False,
         )
         self.processor = ChatOrderedProcessor()
+        self._audio = AudioWorkers()
+        """Voice notes' and spoken answers' conversions: a pool of their own, never the
+        loop's default executor that journals the inbox and saves sessions."""
         request = AiohttpRequest(connection_pool_size=CONNECTION_POOL_SIZE)
         updates_request = AiohttpRequest(connection_pool_size=1)
         builder = (
@@ -171,9 +175,9 @@ class TelegramBot:
 
     def _add_voice(self, speech: SpeechPort, config: RuntimeConfigStore) -> None:
         """Voice notes in (transcribed), answers out as voice where wanted."""
-        self.handler.voice_notes = VoiceNotes(self.files, speech, config)
+        self.handler.voice_notes = VoiceNotes(self.files, speech, config, self._audio)
         switch = VoiceSwitch(self.options.voice_choices_path)
-        self.voice_replies = VoiceReplies(speech, self.sender, config, switch)
+        self.voice_replies = VoiceReplies(speech, self.sender, config, switch, self._audio)
         self.handler.voice_replies = self.voice_replies
 
     async def start(self) -> None:
@@ -224,6 +228,7 @@ class TelegramBot:
                 await asyncio.wait({stopping}, timeout=1.0)
             await stopping
         await self.inbox.close()  # after the turns: another process may take their chats now
+        self._audio.close()
         await app.shutdown()
         log.info("[Telegram] stopped")
 

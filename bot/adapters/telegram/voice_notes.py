@@ -1,6 +1,7 @@
 """Voice notes, audio files and video notes become the user's words.
 
-Download (size and length checked first), decode and re-encode (`bot/audio/`), transcribe
+Download (size and length checked first), decode and re-encode (`bot/audio/`: only audio
+formats, on threads of their own, within a time and a size limit), transcribe
 (`SpeechPort`). The transcript is then the message's text, so it goes through the pipeline,
 short-term memory and LightRAG exactly like typed text. Anything that stops it on the way
 (too large, damaged, silent, speech service down) is one `Unheard` whose message says why:
@@ -9,13 +10,19 @@ nothing is stored, and the chat is never left "typing…".
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import replace
 
-from bot.adapters.telegram.files import FileTooLarge, FileUnavailable, TelegramFiles
+from bot.adapters.telegram.files import FileTooLarge, FileUnavailable, TelegramFiles, megabytes
 from bot.adapters.telegram.inbound import Attachment, Inbound
-from bot.audio import AudioTooLong, AudioUnreadable, NoSound, for_transcription
+from bot.audio import (
+    AudioTooLarge,
+    AudioTooLong,
+    AudioTooSlow,
+    AudioUnreadable,
+    AudioWorkers,
+    NoSound,
+)
 from bot.config import RuntimeConfigStore
 from bot.config.model import TranscriptionConfig
 from bot.i18n.catalogue import telegram as texts
@@ -43,8 +50,15 @@ def heard_line(transcript: str) -> str:
 class VoiceNotes:
     """Turns an audio attachment into an `Inbound` whose text is what was said."""
 
-    def __init__(self, files: TelegramFiles, speech: SpeechPort, config: RuntimeConfigStore):
+    def __init__(
+        self,
+        files: TelegramFiles,
+        speech: SpeechPort,
+        config: RuntimeConfigStore,
+        audio: AudioWorkers,
+    ) -> None:
         self._files = files
+        self._audio = audio
         self._speech = speech
         self._config = config
 
@@ -73,8 +87,8 @@ class VoiceNotes:
     ) -> str:
         kind = attachment.spoken
         try:
-            clip = await asyncio.to_thread(
-                for_transcription, data, config.upload_format, config.max_minutes * 60
+            clip = await self._audio.for_transcription(
+                data, config.upload_format, config.max_minutes * 60
             )
         except NoSound:
             raise Unheard(texts.no_sound(kind)) from None
@@ -83,6 +97,11 @@ class VoiceNotes:
             raise Unheard(texts.audio_unplayable(kind)) from None
         except AudioTooLong:
             raise Unheard(_too_long(kind, config)) from None
+        except AudioTooLarge as exc:
+            raise Unheard(texts.file_too_large(kind, megabytes(exc.limit_bytes))) from None
+        except AudioTooSlow as exc:
+            log.warning("[Speech] a %s was not decoded in time: %s", attachment.kind, exc)
+            raise Unheard(texts.audio_too_slow(kind)) from None
         try:
             transcript = await self._speech.transcribe(clip, config)
         except SpeechError as exc:

@@ -137,6 +137,16 @@ def no_words(kind: str) -> Say:
 
 
 @phrase
+def audio_too_slow(kind: str) -> Say:
+    return Say(
+        en=f"This {kind} took me too long to decode, so I stopped. Please try again later, "
+        "or send a shorter one.",
+        ru=f"Вложение ({_kind_ru(kind)}) слишком долго декодировалось, и я остановился. "
+        "Пожалуйста, попробуйте позже или пришлите покороче.",
+    )
+
+
+@phrase
 def audio_too_long(kind: str, max_minutes: float) -> Say:
     return Say(
         en=f"This {kind} is too long for me: I listen to up to {max_minutes:g} minutes. "

@@ -391,3 +391,29 @@ async def test_keyword_extraction_can_be_left_to_lightrag(config_path, adapter):
         "query": "Which port does Redis use?",
         "mode": "hybrid",
     }
+
+
+@respx.mock
+async def test_a_key_pasted_with_a_line_break_is_sent_without_it(config_path):
+    write_config(config_path, apiKey="file-key-456\n")
+    adapter = LightRagAdapter(RuntimeConfigStore(config_path), SecretStr(" \n"))
+    route = respx.post(f"{URL}/query/data").respond(json=data_answer())
+    await ask(adapter, config_path, "anything here")
+    assert route.calls.last.request.headers["X-API-Key"] == "file-key-456"
+
+
+@respx.mock
+async def test_a_key_no_header_can_carry_is_named_in_status_and_logs_but_never_shown(
+    config_path, caplog
+):
+    write_config(config_path, apiKey="ключ-секрет-789")
+    adapter = LightRagAdapter(RuntimeConfigStore(config_path), None)
+    route = respx.route().respond(json=data_answer())
+    health = await adapter.health()
+    assert not health.healthy and "has characters an HTTP header cannot carry" in health.detail
+    with caplog.at_level(logging.DEBUG):
+        assert await ask(adapter, config_path, "anything here") == ""
+    assert "cannot carry" in caplog.text
+    assert "секрет" not in caplog.text + health.detail
+    assert not route.called
+    assert adapter.breaker.state is CircuitState.CLOSED, "a bad key is no failure of the server"
