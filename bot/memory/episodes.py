@@ -39,7 +39,7 @@ def items_from_exchange(
     assistant_text: str | None,
     source: str,
     now: datetime,
-    episode_ttl_days: int,
+    episode_ttl_days: int | None,
     with_rules: bool = True,
     speaker: Speaker | None = None,
 ) -> list[MemoryItem]:
@@ -98,7 +98,7 @@ def fact_item(fact: Fact, source: str, now: datetime) -> MemoryItem:
 
 
 def episode(
-    user_text: str, assistant_text: str, source: str, now: datetime, ttl_days: int
+    user_text: str, assistant_text: str, source: str, now: datetime, ttl_days: int | None
 ) -> MemoryItem:
     """The exchange, identified by the user's words: the same question again is a repeat."""
     user, answer = shorten(user_text, USER_CHARS), shorten(assistant_text, ASSISTANT_CHARS)

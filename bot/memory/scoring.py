@@ -230,8 +230,15 @@ def _profile(
     return found[:PROFILE_TOP_K]
 
 
+def oldest_recalled(now: datetime, config: MemoryConfig) -> datetime:
+    """The oldest last update of an episode that may be recalled: `lookbackDays` back, or
+    the epoch when it is unset (the default: a long life is all recalled)."""
+    if config.lookback_days is None:
+        return datetime.fromtimestamp(0, tz=now.tzinfo)
+    return now - timedelta(days=config.lookback_days)
+
+
 def _recallable(item: MemoryItem, now: datetime, config: MemoryConfig) -> bool:
     if item.expired(now):
         return False
-    oldest_episode = now - timedelta(days=config.lookback_days)
-    return item.layer is not Layer.EPISODIC or item.updated_at >= oldest_episode
+    return item.layer is not Layer.EPISODIC or item.updated_at >= oldest_recalled(now, config)
