@@ -27,7 +27,7 @@ from pathlib import Path
 
 from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
-from bot.memory.episodes import promoted
+from bot.memory.episodes import promotable, promoted
 from bot.memory.exchanges import RemembersExchanges
 from bot.memory.files import UserFiles, remove_ids
 from bot.memory.heap import full_collections_paused, settle
@@ -194,7 +194,7 @@ class ShortTermMemory(RemembersExchanges):
             for new in new_items:
                 existing = same_memory(items, new)
                 item = merge(existing, new, now) if existing is not None else new
-                if item.layer is Layer.EPISODIC and item.confidence >= threshold:
+                if promotable(item, threshold):
                     item = promoted(item, now)
                     promoted_ids.add(item.id)
                     log.info("[Memory] promoted %s to %s", item.id, item.layer.value)

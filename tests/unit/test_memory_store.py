@@ -66,6 +66,15 @@ async def test_two_mentions_are_not_enough_for_promotion(memory):
     assert overview.facts == [] and overview.episodes == 1
 
 
+async def test_a_statement_said_three_times_stays_an_exchange_never_a_fact(memory, clock):
+    for turn in range(3):
+        said = "started a new series last night, already hooked on it"
+        await memory.remember_exchange("u", said, "Nice, what is it about?", f"turn:a:{turn}")
+        clock.now += timedelta(hours=1)
+    overview = await memory.overview("u")
+    assert overview.facts == [] and overview.episodes == 1
+
+
 async def test_a_lower_promotion_threshold_promotes_at_the_next_start(memory, clock):
     await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t1")
     reopened = reopen(memory, clock, promotionMinConfidence=0.5)

@@ -26,14 +26,14 @@ from psycopg import AsyncConnection
 
 from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
-from bot.memory.episodes import promoted
+from bot.memory.episodes import promotable, promoted
 from bot.memory.exchanges import RemembersExchanges
 from bot.memory.index import relevance_among
 from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint, reworded
 from bot.memory.packing import pack
 from bot.memory.scoring import (
+    EPISODE_POOL,
     PROFILE_TOP_K,
-    SEMANTIC_POOL,
     Candidates,
     ScoredItem,
     lexical_pool,
@@ -292,7 +292,7 @@ class PostgresMemory(RemembersExchanges):
             for new in new_items:
                 existing = next((kept[fp] for fp in _fingerprints(new) if fp in kept), None)
                 item = merge(existing, new, now) if existing is not None else new
-                if item.layer is Layer.EPISODIC and item.confidence >= threshold:
+                if promotable(item, threshold):
                     item = promoted(item, now)
                     log.info("[Memory] promoted %s to %s", item.id, item.layer.value)
                 kept[item.fingerprint] = kept[new.fingerprint] = item
@@ -377,5 +377,5 @@ def _score(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """BM25 of the items sharing words and the nearest vectors (a worker thread's work)."""
     lexical = relevance_among(terms, sharing, words.holding, words.count, words.total_length)
-    near = rows.nearest(stored, vector, SEMANTIC_POOL) if vector is not None else {}
+    near = rows.nearest(stored, vector, EPISODE_POOL) if vector is not None else {}
     return lexical_pool(lexical), near
