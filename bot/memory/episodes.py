@@ -13,6 +13,7 @@ import re
 from datetime import datetime
 
 from bot.conversation.scope import Speaker
+from bot.memory.dates import resolve_relative_dates
 from bot.memory.extraction import extract_facts
 from bot.memory.facts import Fact
 from bot.memory.items import TRAITS, ItemType, Layer, MemoryItem, fingerprint, new_item, shorten
@@ -108,8 +109,10 @@ def fact_item(fact: Fact, source: str, now: datetime) -> MemoryItem:
 def episode(
     user_text: str, assistant_text: str, source: str, now: datetime, ttl_days: int | None
 ) -> MemoryItem:
-    """The exchange, identified by the user's words: the same question again is a repeat."""
-    user, answer = shorten(user_text, USER_CHARS), shorten(assistant_text, ASSISTANT_CHARS)
+    """The exchange, identified by the user's words: the same question again is a repeat.
+    Relative days in them are resolved to dates as of `now`, when they were said."""
+    user = shorten(resolve_relative_dates(user_text, now), USER_CHARS)
+    answer = shorten(assistant_text, ASSISTANT_CHARS)
     return new_item(
         ItemType.EXCHANGE,
         f"{EXCHANGE_USER}{user}{EXCHANGE_ANSWER}{answer}",
