@@ -51,11 +51,11 @@ def render_line(item: MemoryItem, max_chars: int = MAX_ITEM_CHARS) -> str:
 
 def prompt_line(item: MemoryItem, max_chars: int = MAX_ITEM_CHARS) -> str:
     """A line of `# Memory`. A fact as `render_line` has it (its id lets the model forget it);
-    a past exchange compact, `- [2025-03-01] what the user said`, dated when it was said: the
+    a past exchange compact, `- [2025-03-01] what the user said`, dated when it was last said: the
     budget goes to the user's own words rather than labels, ids and the assistant's advice."""
     if item.type is not ItemType.EXCHANGE:
         return render_line(item, max_chars)
-    head = f"- [{item.created_at:%Y-%m-%d}] "
+    head = f"- [{item.updated_at:%Y-%m-%d}] "
     return head + shorten(episode_line_text(item.content), max(max_chars - len(head), 16))
 
 

@@ -27,6 +27,28 @@ def _my_thing(m: Match) -> Fact | None:
     return stated(kind, template, m["v"], 0.85, slot_key("my", thing))
 
 
+_KIN = (
+    r"(?:older |younger |little |big |baby |best |twin )?(?:sister|brother|sibling|mother|mum|"
+    r"mom|father|dad|parents|daughter|son|kids?|children|wife|husband|partner|girlfriend|"
+    r"boyfriend|fianc[ée]e?|grandmother|grandma|grandfather|grandpa|aunt|uncle|cousin|niece|"
+    r"nephew|friend|boss|manager|colleague|flatmate|roommate|dog|cat|puppy|kitten)"
+)
+_KIN_VERBS = (
+    r"lives|moved|works|worked|turns|turned|studies|is turning|is moving|plays|teaches|runs|"
+    r"owns|was born|retired"
+)
+
+
+@rule(rf"^my\s+(?P<k>{_KIN})(?:\s+(?P<name>[A-Z][\w'’-]+))?\s+(?P<v>(?:{_KIN_VERBS})\b.+)$")
+def _my_person(m: Match) -> Fact | None:
+    """ "btw my sister Olga lives in Porto", "my daughter Ana turns 7 in March": a fact about
+    someone close, keyed by who and what, so "my sister lives in Lisbon now" updates it."""
+    who = m["k"].lower() + (f" {m['name']}" if m["name"] else "")
+    verb = m["v"].split()[0].lower()
+    template = f"The user's {who} {{}}."
+    return stated(ItemType.FACT, template, m["v"], 0.85, slot_key("my", who, verb))
+
+
 @rule(
     r"^i(?:'m|’m| am)\s+(?P<v>allergic to .+|(?:a |an )?(?:vegetarian|vegan|pescatarian|"
     r"lactose[- ]intolerant|diabetic|celiac|coeliac|gluten[- ]intolerant)\b.*)$"
