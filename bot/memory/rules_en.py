@@ -144,9 +144,18 @@ def _our_thing(m: Match) -> Fact | None:
     return stated(ItemType.FACT, template, m["v"], 0.8, slot_key("our", thing))
 
 
-@rule(r"^(?:please\s+)?(?P<v>(?:always|never|don't ever|do not ever)\s+(?P<w>\w+).*)$")
+_DIRECTIVES = frozenset(
+    """answer reply respond use write call format include ask tell remind speak talk show
+    add mention say suggest recommend explain send cite address greet spell round translate
+    quote list summarise summarize offer check double-check assume convert measure""".split()
+)
+"""What a standing instruction asks of the assistant: "always answer in British English",
+"never suggest pork". "Never give up" and "always here to help" are sayings, not requests."""
+
+
+@rule(r"^(?:please\s+)?(?P<v>(?:always|never|don't ever|do not ever)\s+(?P<w>[\w-]+).*)$")
 def _standing_order(m: Match) -> Fact | None:
-    if m["w"].lower() in ("mind", "again", "the", "a", "an", "been", "seen", "thought", "had"):
+    if m["w"].lower() not in _DIRECTIVES:
         return None
     return stated(ItemType.CONSTRAINT, "Standing instruction from the user: {}.", m["v"], 0.85)
 

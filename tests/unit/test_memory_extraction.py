@@ -106,6 +106,8 @@ def test_durable_facts_are_extracted(message, expected):
         "My question is about Docker.",
         "My bad, I meant the other file.",
         "Never mind.",
+        "Never give up.",
+        "Always here to help.",
         "We're running late, sorry.",
         "You should check the error log, it should work now.",
         "There is an error in line 3, it should be fixed.",
