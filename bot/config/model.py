@@ -146,16 +146,23 @@ class MemoryConfig(Section):
     overflow_min_score: float = Field(
         0.7, ge=0, le=1, description="Items scoring this much may go past the soft budget."
     )
-    min_score: float = Field(0.4, ge=0, le=1, description="Weaker matching items are left out.")
+    min_score: float = Field(0.3, ge=0, le=1, description="Weaker matching items are left out.")
     semantic_top_k: int = Field(6, ge=0, le=50)
     procedural_top_k: int = Field(3, ge=0, le=50)
-    episodic_top_k: int = Field(6, ge=0, le=50)
+    episodic_top_k: int = Field(16, ge=0, le=50)
     promotion_min_confidence: float = Field(
         0.8, ge=0.5, le=1, description="Episodic items this confident become semantic/procedural."
     )
-    decay_days: float = Field(30, gt=0, le=3650, description="Half-life of an item's recency.")
-    lookback_days: int = Field(21, ge=1, le=3650, description="Older episodes are not recalled.")
-    episodic_ttl_days: int = Field(90, ge=1, le=3650, description="Days until an episode goes.")
+    decay_days: float = Field(365, gt=0, le=3650, description="Half-life of an item's recency.")
+    lookback_days: int | None = Field(
+        None, ge=1, le=3650, description="Older episodes are not recalled; None: all are."
+    )
+    episodic_ttl_days: int | None = Field(
+        None, ge=1, le=3650, description="Days until an episode goes; None: kept (see the cap)."
+    )
+    max_episodes: int = Field(
+        20_000, ge=100, le=1_000_000, description="Per user: the oldest episodes go past this."
+    )
     extraction: ExtractionMode = Field(
         "rules", description="Who finds facts in the user's messages: rules, an LLM, or both."
     )

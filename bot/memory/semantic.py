@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.config.model import EmbeddingsConfig
-from bot.memory.episodes import EXCHANGE_ANSWER, EXCHANGE_USER
+from bot.memory.episodes import EXCHANGE_USER, said_and_answered
 from bot.memory.model import ItemType, MemoryItem
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorFile, VectorIndex
@@ -76,7 +76,7 @@ def item_text(item: MemoryItem) -> str:
     """What an item says: for a past exchange, the user's own words (the answer around them
     is mostly the assistant's phrasing, which would pull every exchange towards every other)."""
     if item.type is ItemType.EXCHANGE and item.content.startswith(EXCHANGE_USER):
-        return item.content[len(EXCHANGE_USER) :].split(EXCHANGE_ANSWER, 1)[0]
+        return said_and_answered(item.content)[0]
     return item.content
 
 

@@ -139,17 +139,20 @@ async def new_memory_store(
     connections = Connections(request)
     made: list[ShortTermMemory | PostgresMemory] = []
 
-    async def make(embedder: EmbeddedEmbedder | None = None) -> ShortTermMemory | PostgresMemory:
+    async def make(
+        embedder: EmbeddedEmbedder | None = None, config: MemoryConfig | None = None
+    ) -> ShortTermMemory | PostgresMemory:
         for earlier in made:
             await earlier.drain()
+        settings = config or MemoryConfig()
         store: ShortTermMemory | PostgresMemory
         if request.param == "files":
             store = ShortTermMemory(
-                tmp_path / "memory", MemoryConfig, memory_clock, embedder=embedder
+                tmp_path / "memory", lambda: settings, memory_clock, embedder=embedder
             )
         else:
             store = PostgresMemory(
-                await connections.open(), MemoryConfig, memory_clock, embedder=embedder
+                await connections.open(), lambda: settings, memory_clock, embedder=embedder
             )
         made.append(store)
         return store

@@ -24,6 +24,7 @@ import pytest
 from aiohttp import ClientSession, ClientTimeout, web
 
 from bot.app import BotApp
+from bot.memory.llm_operations import PROMPT
 from tests.conftest import edit_runtime_config
 from tests.e2e.conftest import ALICE, say
 from tests.fakes.channel import RecordingChannel
@@ -31,6 +32,7 @@ from tests.fakes.channel import RecordingChannel
 REPO = Path(__file__).resolve().parents[2]
 LLM_PYTHON = REPO / ".venv-llm" / "bin" / "python"
 CONTEXT_TOKENS = 2048
+EXTRACTION_MARK = PROMPT.split(".")[0]
 
 
 def free_port() -> int:
@@ -133,9 +135,9 @@ async def app(settings, proxy) -> AsyncIterator[BotApp]:
     settings.openai_base_url = base_url
     edit_runtime_config(
         settings.runtime_config_path,
-        llm={"model": "smollm2", "maxOutputTokens": 48, "historyTokenBudget": 1500,
-             "requestTimeoutSeconds": 120, "turnDeadlineSeconds": 600, "retryAttempts": 1,
-             "maxToolIterations": 2},
+        llm={"model": "smollm2", "maxOutputTokens": 48, "temperature": 0.0,
+             "historyTokenBudget": 1500, "requestTimeoutSeconds": 120,
+             "turnDeadlineSeconds": 600, "retryAttempts": 1, "maxToolIterations": 2},
         memory={"extraction": "both", "extractionBatchSeconds": 0.2},
     )  # fmt: skip
     built = BotApp.build(settings)
@@ -175,15 +177,30 @@ async def test_a_scripted_conversation_through_the_whole_bot(app, proxy, caplog)
     calls = [m for r in recorder.chats() for m in r["messages"] if m.get("tool_calls")]
     assert all(m["content"] is not None for m in calls), "null content is refused by llama.cpp"
 
-    # A fact for memory; LLM extraction asks in a shape this server accepts.
-    await ask("My sister Olga lives in Porto.")
-    deadline = time.monotonic() + 180
-    while not any("response_format" in r for r in recorder.chats()[1:] if "tools" not in r):
-        assert time.monotonic() < deadline, "LLM extraction never asked"
-        await asyncio.sleep(0.5)
+    # From here on no tools: this model, greedy, calls one for anything while tools are
+    # offered, and memory keeps answered exchanges only. Smaller prompts are quicker too.
+    off = {"current_time": False, "calculator": False, "memory": False, "skill": False}
+    edit_runtime_config(app.settings.runtime_config_path, tools={**off, "reminders": False})
+
+    # A fact for memory; LLM extraction asks in a shape this server accepts (tried again if
+    # this small model answers nothing, which is told as a failure and stores nothing).
+    async def extraction_asked(since: int) -> bool:
+        for _ in range(240):
+            if any(EXTRACTION_MARK in system_prompt(r) for r in recorder.chats()[since:]):
+                return True
+            await asyncio.sleep(0.5)
+        return False
+
+    for _ in range(3):
+        asked = len(recorder.chats())
+        await ask("My sister Olga lives in Porto.")
+        if await extraction_asked(asked):
+            break
+    else:
+        raise AssertionError("LLM extraction never asked")
     refusals = [r for r in caplog.records if "refused response_format" in r.getMessage()]
     assert len(refusals) <= 2, "each refused shape is asked once, then remembered"
-    assert all(status != 500 for status in recorder.statuses[-3:])
+    assert "Task exception was never retrieved" not in caplog.text
 
     # /compact folds the conversation into a summary.
     compacted = await ask("/compact")

@@ -20,7 +20,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from psycopg import AsyncConnection
 
@@ -28,7 +28,7 @@ from bot.adapters.postgres import memory_rows as rows
 from bot.adapters.postgres.database import Database, DatabaseDown
 from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
-from bot.memory.episodes import promoted
+from bot.memory.episodes import promotable, promoted
 from bot.memory.exchanges import RemembersExchanges
 from bot.memory.index import relevance_among
 from bot.memory.model import (
@@ -42,10 +42,11 @@ from bot.memory.model import (
 )
 from bot.memory.packing import pack
 from bot.memory.scoring import (
+    EPISODE_POOL,
     PROFILE_TOP_K,
-    SEMANTIC_POOL,
     Candidates,
     lexical_pool,
+    oldest_recalled,
     rank_candidates,
 )
 from bot.memory.semantic import BATCH, EmbeddingRest, item_text
@@ -57,6 +58,16 @@ log = logging.getLogger(__name__)
 
 STORE = "memory items"
 OWNER_LOCK = 0x6D656D  # with the owner's hash: one writer of an owner's items at a time
+
+
+EVICT_OLDEST_EPISODES = """
+    DELETE FROM memory_items WHERE owner = %s AND layer = 'episodic' AND updated_at < (
+        SELECT updated_at FROM memory_items WHERE owner = %s AND layer = 'episodic'
+        ORDER BY updated_at DESC OFFSET %s LIMIT 1
+    )
+"""
+"""A user's episodes past `maxEpisodes`, the oldest, go: a long life is bounded by count, not
+age. The index on (owner, layer, updated_at) walks the cap's entries, no more."""
 
 
 class PostgresMemory(RemembersExchanges):
@@ -150,9 +161,9 @@ class PostgresMemory(RemembersExchanges):
         confident enough). While the database is away they wait, as given, and are returned."""
         if not new_items:
             return []
-        threshold = (config or self._config()).promotion_min_confidence
+        config = config or self._config()
         try:
-            stored = await self._write(user_id, new_items, threshold)
+            stored = await self._write(user_id, new_items, config)
         except DatabaseDown:
             self._keep_unwritten(user_id, new_items)
             return new_items
@@ -215,11 +226,11 @@ class PostgresMemory(RemembersExchanges):
 
     async def retry_unwritten(self) -> None:
         """Write what waits, oldest owner first; stops at the first refusal."""
-        threshold = self._config().promotion_min_confidence
+        config = self._config()
         for user_id in list(self._unwritten):
             items = self._unwritten.pop(user_id, [])
             try:
-                await self._write(user_id, items, threshold, retry=True)
+                await self._write(user_id, items, config, retry=True)
             except DatabaseDown:
                 self._unwritten[user_id] = items + self._unwritten.get(user_id, [])
                 self._unwritten.move_to_end(user_id, last=False)
@@ -251,7 +262,7 @@ class PostgresMemory(RemembersExchanges):
         async with self._database.connection(STORE) as connection:
             stored: list[tuple[str, bytes]] = []
             if vector is not None and self._embedder is not None:
-                oldest = now - timedelta(days=config.lookback_days)
+                oldest = oldest_recalled(now, config)
                 model_id = self._embedder.model_id
                 stored = await rows.vectors(connection, user_id, now, model_id, oldest)
             lexical, near = await asyncio.to_thread(_score, terms, sharing, words, stored, vector)
@@ -277,8 +288,9 @@ class PostgresMemory(RemembersExchanges):
         return vector
 
     async def _write(
-        self, user_id: str, new_items: list[MemoryItem], threshold: float, retry: bool = False
+        self, user_id: str, new_items: list[MemoryItem], config: MemoryConfig, retry: bool = False
     ) -> list[MemoryItem]:
+        threshold = config.promotion_min_confidence
         async with self._owner_transaction(user_id, retry) as connection:
             now = self._clock()
             wanted = [fp for new in new_items for fp in _fingerprints(new)]
@@ -287,7 +299,7 @@ class PostgresMemory(RemembersExchanges):
             for new in new_items:
                 existing = next((kept[fp] for fp in _fingerprints(new) if fp in kept), None)
                 item = merge(existing, new, now) if existing is not None else new
-                if item.layer is Layer.EPISODIC and item.confidence >= threshold:
+                if promotable(item, threshold):
                     item = promoted(item, now)
                     log.info("[Memory] promoted %s to %s", item.id, item.layer.value)
                 kept[item.fingerprint] = kept[new.fingerprint] = item
@@ -295,6 +307,9 @@ class PostgresMemory(RemembersExchanges):
             await rows.upsert(connection, user_id, list(stored.values()))
             await connection.execute(
                 "DELETE FROM memory_items WHERE owner = %s AND expires_at <= %s", (user_id, now)
+            )
+            await connection.execute(
+                EVICT_OLDEST_EPISODES, (user_id, user_id, config.max_episodes - 1)
             )
         return list(stored.values())
 
@@ -369,5 +384,5 @@ def _score(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """BM25 of the items sharing words and the nearest vectors (a worker thread's work)."""
     lexical = relevance_among(terms, sharing, words.holding, words.count, words.total_length)
-    near = rows.nearest(stored, vector, SEMANTIC_POOL) if vector is not None else {}
+    near = rows.nearest(stored, vector, EPISODE_POOL) if vector is not None else {}
     return lexical_pool(lexical), near
