@@ -2,10 +2,11 @@
 
 Download (size and length checked first), decode and re-encode (`bot/audio/`: only audio
 formats, on threads of their own, within a time and a size limit), transcribe
-(`SpeechPort`). The transcript is then the message's text, so it goes through the pipeline,
-short-term memory and LightRAG exactly like typed text. Anything that stops it on the way
-(too large, damaged, silent, speech service down) is one `Unheard` whose message says why:
-nothing is stored, and the chat is never left "typing…".
+(`SpeechPort`). The transcript, labelled `[Voice note, transcribed]` (a speech model wrote it
+down) and with heading-like lines escaped (`bot/untrusted.py`), is then the message's text, so
+it goes through the pipeline, short-term memory and LightRAG like typed text. Anything that
+stops it on the way (too large, damaged, silent, speech service down) is one `Unheard` whose
+message says why: nothing is stored, and the chat is never left "typing…".
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ from bot.config import RuntimeConfigStore
 from bot.config.model import TranscriptionConfig
 from bot.i18n.catalogue import telegram as texts
 from bot.ports.speech import SpeechError, SpeechPort
+from bot.untrusted import transcribed
 
 log = logging.getLogger(__name__)
 
-AUDIO_KINDS = frozenset({"voice", "audio", "video_note"})
+SOURCES = {"voice": "Voice note", "audio": "Audio file", "video_note": "Video note"}
+"""How a transcript's label names what was heard: `[Voice note, transcribed]`."""
+AUDIO_KINDS = frozenset(SOURCES)
 HEARD_PREVIEW_CHARS = 3500
 """An "I heard" line shows this much of a transcript (one Telegram message)."""
 
@@ -79,7 +83,8 @@ class VoiceNotes:
         except (FileTooLarge, FileUnavailable) as exc:
             raise Unheard(str(exc)) from None
         transcript = await self._transcribe(attachment, data, config)
-        text = f"{inbound.text}\n\n{transcript}" if inbound.text else transcript
+        heard = transcribed(SOURCES[attachment.kind], transcript)
+        text = f"{inbound.text}\n\n{heard}" if inbound.text else heard
         return replace(inbound, text=text, transcript=transcript)
 
     async def _transcribe(
