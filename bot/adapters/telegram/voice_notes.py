@@ -29,6 +29,7 @@ from bot.config.model import TranscriptionConfig
 from bot.i18n.catalogue import telegram as texts
 from bot.ports.speech import SpeechError, SpeechPort
 from bot.untrusted import transcribed
+from bot.usage.meter import UsageMeter
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,11 @@ class VoiceNotes:
         speech: SpeechPort,
         config: RuntimeConfigStore,
         audio: AudioWorkers,
+        meter: UsageMeter | None = None,
     ) -> None:
+        """`meter`: counts what is transcribed against the sender, and refuses a sender at
+        the daily budget before any download (None: not counted)."""
+        self._meter = meter
         self._files = files
         self._audio = audio
         self._speech = speech
@@ -78,17 +83,20 @@ class VoiceNotes:
         if not config.enabled:
             raise Unheard(texts.transcription_off(attachment.spoken))
         _check_length(attachment, config)
+        who = str(inbound.user_id)
+        if self._meter is not None and (refusal := await self._meter.refusal(who)):
+            raise Unheard(refusal)
         try:
             data = await self._files.download(attachment)
         except (FileTooLarge, FileUnavailable) as exc:
             raise Unheard(str(exc)) from None
-        transcript = await self._transcribe(attachment, data, config)
+        transcript = await self._transcribe(attachment, data, config, who)
         heard = transcribed(SOURCES[attachment.kind], transcript)
         text = f"{inbound.text}\n\n{heard}" if inbound.text else heard
         return replace(inbound, text=text, transcript=transcript)
 
     async def _transcribe(
-        self, attachment: Attachment, data: bytes, config: TranscriptionConfig
+        self, attachment: Attachment, data: bytes, config: TranscriptionConfig, who: str
     ) -> str:
         kind = attachment.spoken
         try:
@@ -111,6 +119,8 @@ class VoiceNotes:
             transcript = await self._speech.transcribe(clip, config)
         except SpeechError as exc:
             raise Unheard(texts.not_transcribed(kind, exc.reason)) from None
+        if self._meter is not None:  # heard, and paid for, whatever it holds
+            self._meter.transcribed(who, config.model, clip.seconds)
         if not transcript:
             raise Unheard(texts.no_words(kind))
         return transcript
