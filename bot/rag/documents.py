@@ -59,6 +59,12 @@ def shared_file_piece(
     )
 
 
+def named_by_content(document: RagDocument) -> bool:
+    """Whether `document` is a shared document's piece, whose name a replay makes again
+    (an exchange's name is random: it never repeats)."""
+    return document.file_source.startswith("doc_")
+
+
 def distinct(document: RagDocument) -> RagDocument:
     """The same exchange under a new name, with a `Participant:` line naming its owner.
 

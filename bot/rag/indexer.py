@@ -18,7 +18,7 @@ import logging
 from bot.config import RuntimeConfigStore
 from bot.conversation import utc_now
 from bot.ports.rag import IndexLedgerStore, IndexQueueStore, RagUploads
-from bot.rag.documents import distinct
+from bot.rag.documents import distinct, named_by_content
 from bot.rag.model import LedgerEntry, QueuedDocument, RagDocument, RagRejected, RagUnavailable
 from bot.retry import Backoff
 
@@ -134,7 +134,9 @@ class RagIndexer:
         """Upload one document; what the server made of it is settled in the background, so
         a busy server, slow to register uploads, never holds up the queue."""
         document = item.document
-        if await self._ledger.holds(document.owner, document.file_source):
+        if named_by_content(document) and await self._ledger.holds(
+            document.owner, document.file_source
+        ):
             await self.queue.done(item)
             log.info("[RagIndexing] %s was sent before; not again", document.file_source)
             return
