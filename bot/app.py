@@ -92,6 +92,7 @@ from bot.tools.reminders import RemindersTool
 from bot.tools.skill import SkillTool
 from bot.turns import TurnRunner
 from bot.usage.ledger import UsageLedger, UsageRecords
+from bot.usage.meter import UsageMeter
 from bot.usage.metered import MeteredLlm
 
 if TYPE_CHECKING:
@@ -148,6 +149,8 @@ class BotApp:
     """`/healthz`, `/readyz` and `/metrics`, when `HTTP_PORT` is set (started by `start`)."""
     database: Database | None = None
     """PostgreSQL, when `DATABASE_URL` is set: opened first by `start`, closed last."""
+    meter: UsageMeter | None = None
+    """Counts transcriptions and filed documents against each user's daily budget."""
     _starting: list[Hook] = field(default_factory=list, repr=False)
     _closing: list[Hook] = field(default_factory=list, repr=False)
     _disk_retries: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -206,6 +209,7 @@ class BotApp:
         else:
             usage = UsageLedger(data / "usage")
         metered = MeteredLlm(llm, usage, lambda: config.current().usage, observer)
+        meter = UsageMeter(usage, lambda: config.current().usage)  # speech, documents filed
 
         # Short-term memory (`# Memory`, order 50) and the per-user "remember off" switch;
         # `memory.embeddings` picks the model that gives recall its sense of meaning.
@@ -314,7 +318,7 @@ class BotApp:
         compactor = SessionCompactor(metered)  # older turns become a summary (`/compact`)
         pipeline = Pipeline(
             [
-                AttachmentSystem(MediaReader(), DocumentLibrary(indexer, memory)),
+                AttachmentSystem(MediaReader(), DocumentLibrary(indexer, memory), meter),
                 context,
                 ToolLoopSystem(metered, tools, chat_models, prompt=context, compactor=compactor),
                 MemoryPersistSystem(memory, extractor),
@@ -384,6 +388,7 @@ class BotApp:
             languages,
             mcp,
             database=database,
+            meter=meter,
             _starting=starting,
             _closing=closing,
         )
@@ -452,7 +457,14 @@ def _telegram_channel(options: TelegramOptions, app: BotApp) -> TelegramBot:
     inbox = _telegram_inbox(options, app)
     app.memory_stores.append(inbox)
     bot = TelegramBot(
-        app.handle, app.config, app.commands.menu, options, inbox, app.speech, app.languages
+        app.handle,
+        app.config,
+        app.commands.menu,
+        options,
+        inbox,
+        app.speech,
+        app.languages,
+        app.meter,
     )
     # Reminders go out once the bot can send (its token checked at start).
     bot.on_started.append(lambda: app.reminders.deliver_through(bot.channel))

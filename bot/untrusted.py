@@ -45,6 +45,13 @@ def fenced(kind: str, text: str) -> str:
     return f"[untrusted {kind} {mark}]\n{neutralised(text)}\n[end of untrusted {kind} {mark}]"
 
 
+def transcribed(source: str, transcript: str) -> str:
+    """A transcript as the model reads it: the sender's words, but as a speech model heard
+    them, so labelled `[<source>, transcribed]`, with heading-like lines escaped so that
+    what was said (or misheard) cannot open a section of the prompt."""
+    return f"[{source}, transcribed]\n{neutralised(transcript)}"
+
+
 def one_line(text: str, max_chars: int) -> str:
     """`text` folded to one line of at most `max_chars` (a name or a description from
     outside, shown in a list of the prompt or in memory)."""

@@ -5,7 +5,8 @@ turn only (`ctx.images`); the session keeps the message's text and the model's a
 the bytes. A document's text is read, filed in the memory of the turn's scope, and the reply
 says what was read; the model is asked only when a caption came with it, and then answers
 from the start of the text (`ctx.shared_document`). Whatever cannot be read gets a clear
-message and nothing is stored.
+message and nothing is stored. Filing counts against the sender's daily budget, and a
+sender at the budget has no document read (`bot/usage/meter.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from bot.media.model import ExtractedText, FileKind, UnreadableFile
 from bot.pipeline.context import TurnContext
 from bot.ports.llm import ImageInput
 from bot.ports.media import MediaReaderPort
+from bot.usage.meter import UsageMeter
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +38,13 @@ class AttachmentSystem:
     name = "Attachments"
     order = 10
 
-    def __init__(self, reader: MediaReaderPort, library: DocumentLibrary) -> None:
+    def __init__(
+        self, reader: MediaReaderPort, library: DocumentLibrary, meter: UsageMeter | None = None
+    ) -> None:
+        """`meter`: counts filed documents against their sender (None: not counted)."""
         self._reader = reader
         self._library = library
+        self._meter = meter
 
     def should_process(self, ctx: TurnContext) -> bool:
         return ctx.message.file is not None
@@ -66,6 +72,9 @@ class AttachmentSystem:
 
     async def _document(self, ctx: TurnContext, attachment: IncomingFile, kind: FileKind) -> None:
         name = quoted_name(attachment.file_name)
+        if self._meter is not None and (refusal := await self._meter.refusal(ctx.user_id)):
+            ctx.notice = refusal
+            return
         found = await self._reader.read_document(
             attachment.data, kind, ctx.config.media, ctx.user_id
         )
@@ -99,6 +108,8 @@ class AttachmentSystem:
             return texts.read_rag_off(name, _size(found))
         scope, at = ctx.memory_scope, ctx.message.received_at
         await self._library.file(scope, ctx.session.key, attachment.file_name, found.text, at)
+        if self._meter is not None:
+            self._meter.indexed(ctx.user_id, len(found.text))
         source = f"turn:{ctx.session.key}:{at:%Y%m%dT%H%M%S%f}"
         if ctx.config.memory.enabled:
             await self._library.note(scope, kind, at, summary, source)

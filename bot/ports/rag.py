@@ -131,6 +131,10 @@ class IndexLedgerStore(Protocol):
         """The owner's documents, each as last recorded, in the order first recorded."""
         ...
 
+    async def holds(self, owner: str, file_source: str) -> bool:
+        """Whether `file_source` of `owner` was recorded (the server took it)."""
+        ...
+
     async def forget(self, owner: str) -> None: ...
 
     def owner_count(self) -> int:

@@ -195,6 +195,14 @@ class PostgresIndexLedger:
             rows = await cursor.fetchall()
         return [LedgerEntry.model_validate_json(text) for (text,) in rows]
 
+    async def holds(self, owner: str, file_source: str) -> bool:
+        async with self._database.connection(LEDGER) as connection:
+            cursor = await connection.execute(
+                "SELECT 1 FROM rag_ledger WHERE owner = %s AND file_source = %s",
+                (owner, file_source),
+            )
+            return await cursor.fetchone() is not None
+
     async def forget(self, owner: str) -> None:
         async with self._database.connection(LEDGER) as connection:
             await connection.execute("DELETE FROM rag_ledger WHERE owner = %s", (owner,))

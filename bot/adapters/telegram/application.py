@@ -47,6 +47,7 @@ from bot.ports.inbox import TelegramInbox
 from bot.ports.language import LanguagePreference
 from bot.ports.speech import SpeechPort
 from bot.retry import RetryPolicy
+from bot.usage.meter import UsageMeter
 
 log = logging.getLogger(__name__)
 
@@ -85,10 +86,12 @@ class TelegramBot:
         inbox: TelegramInbox,
         speech: SpeechPort | None = None,
         languages: LanguagePreference | None = None,
+        meter: UsageMeter | None = None,
     ) -> None:
         """`menu` lists the commands published at start; `inbox` keeps received updates.
         `speech` None: voice notes get a "please write" answer, answers are text only.
-        `languages`: each user's `/language` (None: their app's language, else English)."""
+        `languages`: each user's `/language` (None: their app's language, else English).
+        `meter`: counts transcriptions against each sender's daily budget."""
         self.options = options
         self._menu = menu
         self._start_retry = RetryPolicy(
@@ -171,11 +174,13 @@ class TelegramBot:
         self.voice_replies: VoiceReplies | None = None
         """Answers spoken where a chat asked (`/voice`, registered by `BotApp.build`)."""
         if speech is not None:
-            self._add_voice(speech, config)
+            self._add_voice(speech, config, meter)
 
-    def _add_voice(self, speech: SpeechPort, config: RuntimeConfigStore) -> None:
+    def _add_voice(
+        self, speech: SpeechPort, config: RuntimeConfigStore, meter: UsageMeter | None
+    ) -> None:
         """Voice notes in (transcribed), answers out as voice where wanted."""
-        self.handler.voice_notes = VoiceNotes(self.files, speech, config, self._audio)
+        self.handler.voice_notes = VoiceNotes(self.files, speech, config, self._audio, meter)
         switch = VoiceSwitch(self.options.voice_choices_path)
         self.voice_replies = VoiceReplies(speech, self.sender, config, switch, self._audio)
         self.handler.voice_replies = self.voice_replies

@@ -2,10 +2,11 @@
 
 Download (size and length checked first), decode and re-encode (`bot/audio/`: only audio
 formats, on threads of their own, within a time and a size limit), transcribe
-(`SpeechPort`). The transcript is then the message's text, so it goes through the pipeline,
-short-term memory and LightRAG exactly like typed text. Anything that stops it on the way
-(too large, damaged, silent, speech service down) is one `Unheard` whose message says why:
-nothing is stored, and the chat is never left "typing…".
+(`SpeechPort`). The transcript, labelled `[Voice note, transcribed]` (a speech model wrote it
+down) and with heading-like lines escaped (`bot/untrusted.py`), is then the message's text, so
+it goes through the pipeline, short-term memory and LightRAG like typed text. Anything that
+stops it on the way (too large, damaged, silent, speech service down) is one `Unheard` whose
+message says why: nothing is stored, and the chat is never left "typing…".
 """
 
 from __future__ import annotations
@@ -27,10 +28,14 @@ from bot.config import RuntimeConfigStore
 from bot.config.model import TranscriptionConfig
 from bot.i18n.catalogue import telegram as texts
 from bot.ports.speech import SpeechError, SpeechPort
+from bot.untrusted import transcribed
+from bot.usage.meter import UsageMeter
 
 log = logging.getLogger(__name__)
 
-AUDIO_KINDS = frozenset({"voice", "audio", "video_note"})
+SOURCES = {"voice": "Voice note", "audio": "Audio file", "video_note": "Video note"}
+"""How a transcript's label names what was heard: `[Voice note, transcribed]`."""
+AUDIO_KINDS = frozenset(SOURCES)
 HEARD_PREVIEW_CHARS = 3500
 """An "I heard" line shows this much of a transcript (one Telegram message)."""
 
@@ -56,7 +61,11 @@ class VoiceNotes:
         speech: SpeechPort,
         config: RuntimeConfigStore,
         audio: AudioWorkers,
+        meter: UsageMeter | None = None,
     ) -> None:
+        """`meter`: counts what is transcribed against the sender, and refuses a sender at
+        the daily budget before any download (None: not counted)."""
+        self._meter = meter
         self._files = files
         self._audio = audio
         self._speech = speech
@@ -74,16 +83,20 @@ class VoiceNotes:
         if not config.enabled:
             raise Unheard(texts.transcription_off(attachment.spoken))
         _check_length(attachment, config)
+        who = str(inbound.user_id)
+        if self._meter is not None and (refusal := await self._meter.refusal(who)):
+            raise Unheard(refusal)
         try:
             data = await self._files.download(attachment)
         except (FileTooLarge, FileUnavailable) as exc:
             raise Unheard(str(exc)) from None
-        transcript = await self._transcribe(attachment, data, config)
-        text = f"{inbound.text}\n\n{transcript}" if inbound.text else transcript
+        transcript = await self._transcribe(attachment, data, config, who)
+        heard = transcribed(SOURCES[attachment.kind], transcript)
+        text = f"{inbound.text}\n\n{heard}" if inbound.text else heard
         return replace(inbound, text=text, transcript=transcript)
 
     async def _transcribe(
-        self, attachment: Attachment, data: bytes, config: TranscriptionConfig
+        self, attachment: Attachment, data: bytes, config: TranscriptionConfig, who: str
     ) -> str:
         kind = attachment.spoken
         try:
@@ -106,6 +119,8 @@ class VoiceNotes:
             transcript = await self._speech.transcribe(clip, config)
         except SpeechError as exc:
             raise Unheard(texts.not_transcribed(kind, exc.reason)) from None
+        if self._meter is not None:  # heard, and paid for, whatever it holds
+            self._meter.transcribed(who, config.model, clip.seconds)
         if not transcript:
             raise Unheard(texts.no_words(kind))
         return transcript

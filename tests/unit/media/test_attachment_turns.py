@@ -9,6 +9,7 @@ from PIL import Image
 
 from bot.commands import CommandRegistry
 from bot.config import RuntimeConfigStore
+from bot.config.model import UsageConfig
 from bot.conversation import ChatAddress, IncomingFile, IncomingMessage
 from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
@@ -23,6 +24,8 @@ from bot.rag.documents import owner_tag_of, tag
 from bot.storage.sessions import JsonSessionStore
 from bot.tools import ToolRegistry
 from bot.turns import TurnRunner
+from bot.usage.ledger import UsageLedger
+from bot.usage.meter import INDEXING, UsageMeter
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.files import docx_with_paragraphs, pdf_with_text, png_image
 from tests.fakes.llm import ScriptedLlm, text
@@ -53,15 +56,16 @@ class Notes:
 
 
 class Bot:
-    def __init__(self, tmp_path, config, reader=None, memory=None):
-        """`reader`: the file reader (by default one running the worker in this process)."""
+    def __init__(self, tmp_path, config, reader=None, memory=None, meter=None):
+        """`reader`: the file reader (by default one running the worker in this process);
+        `meter`: what counts filed documents against their sender."""
         path = tmp_path / "runtime-config.json"
         path.write_text(config)
         self.llm = ScriptedLlm()
         self.queue, self.notes = Queue(), Notes()
         self.sessions = JsonSessionStore(tmp_path / "sessions")
         reader = reader or MediaReader(process=InProcessWorker())
-        attachments = AttachmentSystem(reader, DocumentLibrary(self.queue, self.notes))
+        attachments = AttachmentSystem(reader, DocumentLibrary(self.queue, self.notes), meter)
         context = ContextBuildingSystem(PromptFiles(tmp_path / "prompts"), ToolRegistry([]))
         tool_loop = ToolLoopSystem(self.llm, ToolRegistry([]))
         systems = [attachments, context, tool_loop, ResponseRoutingSystem()]
@@ -306,3 +310,19 @@ async def test_a_read_that_runs_out_of_time_is_stopped_with_a_clear_message(tmp_
     reply = await bot.send("[Document: a.pdf]", IncomingFile("a.pdf", None, pdf_with_text("Hi")))
     assert "media.readTimeoutSeconds" in reply and "Nothing was stored." in reply
     assert bot.queue.documents == []
+
+
+async def test_filing_counts_against_the_senders_budget_and_past_it_nothing_is_read(tmp_path):
+    ledger = UsageLedger(tmp_path / "usage")
+    budget = UsageConfig.model_validate({"dailyTokenBudget": 500})
+    bot = Bot(tmp_path, VISION, meter=UsageMeter(ledger, lambda: budget))
+    words = "The tenant keeps the garden tidy and the gate shut. " * 40  # 2,080 characters
+    notes = IncomingFile("notes.txt", "text/plain", words.encode())
+    assert "notes.txt" in await bot.send("[Document: notes.txt]", notes)
+    filed = len(bot.queue.documents)
+    indexing = (await ledger.today("42"))[INDEXING]
+    assert indexing.prompt_tokens == len(words.strip()) // 4 + 1, "about 4 characters a token"
+
+    refused = await bot.send("[Document: more.txt]", IncomingFile("more.txt", None, b"more"))
+    assert "budget of 500 tokens" in refused
+    assert len(bot.queue.documents) == filed, "nothing of it was filed"
