@@ -7,6 +7,7 @@ import logging
 
 from bot.chat_locks import ChatLanes
 from bot.commands import CommandRegistry, parse_command
+from bot.commands.private_answers import answer_command
 from bot.compaction import SessionCompactor
 from bot.config import RuntimeConfigStore
 from bot.config.model import LlmConfig
@@ -69,7 +70,7 @@ class TurnRunner:
         if command is not None:
             async with self.lanes.command(key):
                 reply = await self._commands.run(command)
-                await channel.send(message.address, reply)
+                await answer_command(self._commands, command, reply, channel)
             return
         async with self.lanes.turn(key), self.running.turn(key, message.user_id):
             await self._turn(message, channel)

@@ -55,8 +55,13 @@ class MemoryCommands:
     """(scope owner, user id) -> when the `/forget all` awaiting `/forget confirm` expires."""
 
     def register(self) -> None:
-        self.registry.register(Command("memory", command_texts.about_memory.say(), self.show))
-        self.registry.register(Command("forget", command_texts.about_forget.say(), self.forget))
+        # What a member sees of memory is theirs alone: in a group it is answered in private.
+        self.registry.register(
+            Command("memory", command_texts.about_memory.say(), self.show, private_in_groups=True)
+        )
+        self.registry.register(
+            Command("forget", command_texts.about_forget.say(), self.forget, private_in_groups=True)
+        )
         self.registry.register(
             Command("remember", command_texts.about_remember.say(), self.remember)
         )

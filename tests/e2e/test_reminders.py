@@ -111,13 +111,18 @@ async def test_a_weekly_reminder_in_a_forum_topic_arrives_in_that_topic_only(
     telegram.send_text(BOB, "/reminders")  # another person's private chat sees none of it
     (bob_list,) = await replies(telegram, BOB.id)
     assert "No reminders in this chat." in bob_list.text
+    telegram.chat_exists(Chat.private_with(ALICE))  # asked in a group, answered in private
     telegram.send_text(ALICE, "/reminders", chat=FORUM, thread_id=topic)
-    listing = (await replies(telegram, FORUM.id, 3, thread_id=topic))[2].text
+    listing = (await replies(telegram, ALICE.id))[0].text
     assert "Mon 09 Mar 2026 08:00, repeats every Monday at 08:00, Europe/Berlin" in listing
     (reminder,) = await app.reminders.book.all()
     telegram.send_text(ALICE, f"/reminders cancel {reminder.id}", chat=FORUM, thread_id=topic)
-    cancelled = (await replies(telegram, FORUM.id, 4, thread_id=topic))[3].text
-    assert cancelled == f"Cancelled reminder #{reminder.id}: What is your plan for this week?"
+    cancelled = (await replies(telegram, ALICE.id, 2))[1].text
+    assert cancelled.endswith(
+        f"Cancelled reminder #{reminder.id}: What is your plan for this week?"
+    )
+    pointers = [m.text for m in telegram.messages(FORUM.id, thread_id=topic)[2:]]
+    assert pointers == ["I've sent you the answer to /reminders in private."] * 2
     assert (await app.reminders.book.all()) == []
 
 

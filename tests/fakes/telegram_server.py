@@ -220,6 +220,9 @@ class FakeTelegramServer(BackgroundServer):
         self.bot = User(int(token.split(":")[0]), "Memory Bot", bot_username, is_bot=True)
         self._lock = threading.RLock()
         self._chats: dict[int, Chat] = {}
+        self._users: set[int] = set()
+        """Everyone who wrote anywhere: the bot may write to them in private only once they
+        have written to it there (a chat in `_chats`), as Telegram allows."""
         self._topics: dict[tuple[int, int], str] = {}
         self._messages: dict[tuple[int, int], dict[str, Any]] = {}
         self._message_ids: dict[int, itertools.count[int]] = {}
@@ -832,6 +835,9 @@ class FakeTelegramServer(BackgroundServer):
     def _chat(self, chat_id: object) -> Chat:
         with self._lock:
             chat = self._chats.get(chat_id) if isinstance(chat_id, int) else None
+            known_user = chat_id in self._users
+        if chat is None and known_user:
+            raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
         if chat is None:
             raise ApiError(400, "Bad Request: chat not found")
         return chat
@@ -877,6 +883,7 @@ class FakeTelegramServer(BackgroundServer):
         chat = chat or Chat.private_with(user)
         with self._lock:
             self._chats[chat.id] = chat
+            self._users.add(user.id)
             message_id = self._next_message_id(chat.id)
             message: dict[str, Any] = {
                 "message_id": message_id,

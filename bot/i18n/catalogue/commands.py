@@ -99,6 +99,55 @@ def command_failed(name: str) -> Say:
     )
 
 
+# Commands answered in private when asked in a group (`bot/commands/private_answers.py`).
+
+
+@phrase
+def answered_in_private(name: str) -> Say:
+    return Say(
+        en=f"I've sent you the answer to /{name} in private.",
+        ru=f"Ответ на /{name} я прислал вам в личные сообщения.",
+    )
+
+
+@phrase
+def asked_in_a_group(name: str) -> Say:
+    return Say(
+        en=f"You asked /{name} in a group; the answer is for you alone, so it is here:",
+        ru=f"Вы спросили /{name} в группе; ответ только для вас, поэтому он здесь:",
+    )
+
+
+@phrase
+def start_a_private_chat_first(name: str) -> Say:
+    return Say(
+        en=f"I answer /{name} only in private, and Telegram lets me write to you only once "
+        f"you have started a chat with me: open a private chat with me, press Start, then "
+        f"send /{name} here again.",
+        ru=f"На /{name} я отвечаю только в личных сообщениях, а Telegram позволяет мне "
+        f"написать вам, только когда вы сами начали со мной чат: откройте личный чат со мной, "
+        f"нажмите «Старт» и отправьте /{name} здесь ещё раз.",
+    )
+
+
+@phrase
+def private_answer_failed(name: str) -> Say:
+    return Say(
+        en=f"I could not send you the answer to /{name} in private just now. "
+        "Please try again in a moment.",
+        ru=f"Сейчас не получилось прислать вам ответ на /{name} в личные сообщения. "
+        "Пожалуйста, попробуйте чуть позже.",
+    )
+
+
+@phrase
+def ask_in_private(name: str) -> Say:
+    return Say(
+        en=f"I answer /{name} only in a private chat with me: please ask me there.",
+        ru=f"На /{name} я отвечаю только в личном чате со мной: пожалуйста, спросите там.",
+    )
+
+
 # `/new`, `/stop`, `/compact`.
 
 
