@@ -9,6 +9,7 @@ model's wisdom. A recording proxy between the bot and the server shows what was 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import logging
@@ -21,7 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
-from aiohttp import ClientSession, ClientTimeout, web
+from aiohttp import ClientError, ClientSession, ClientTimeout, web
 
 from bot.app import BotApp
 from bot.memory.llm_operations import PROMPT
@@ -101,16 +102,20 @@ class RecordingProxy:
             self.requests.append(json.loads(body))
         url = f"{self.upstream}/{request.match_info['path']}"
         headers = {"content-type": request.headers.get("content-type", "application/json")}
+        reply = web.StreamResponse()
         async with ClientSession(timeout=ClientTimeout(total=300)) as session:
             async with session.request(request.method, url, data=body, headers=headers) as up:
                 self.statuses.append(up.status)
-                reply = web.StreamResponse(status=up.status)
+                reply.set_status(up.status)
                 reply.content_type = up.content_type
-                await reply.prepare(request)
-                async for chunk in up.content.iter_any():
-                    await reply.write(chunk)
-                await reply.write_eof()
-                return reply
+                # The bot may give up on a call first (extraction's time-out), and the
+                # server may cut an answer short: either side's end is passed on as is.
+                with contextlib.suppress(ClientError, ConnectionResetError):
+                    await reply.prepare(request)
+                    async for chunk in up.content.iter_any():
+                        await reply.write(chunk)
+                    await reply.write_eof()
+        return reply
 
     def chats(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if "messages" in r]
@@ -138,7 +143,8 @@ async def app(settings, proxy) -> AsyncIterator[BotApp]:
         llm={"model": "smollm2", "maxOutputTokens": 48, "temperature": 0.0,
              "historyTokenBudget": 1500, "requestTimeoutSeconds": 120,
              "turnDeadlineSeconds": 600, "retryAttempts": 1, "maxToolIterations": 2},
-        memory={"extraction": "both", "extractionBatchSeconds": 0.2},
+        memory={"extraction": "both", "extractionBatchSeconds": 0.2,
+                "extractionTimeoutSeconds": 180},
     )  # fmt: skip
     built = BotApp.build(settings)
     await built.start()
@@ -150,10 +156,21 @@ def system_prompt(request: dict[str, Any]) -> str:
     return str(request["messages"][0]["content"])
 
 
+FACTS = (
+    "My sister Olga lives in Porto.",
+    "By the way, my sister Olga lives in Porto now.",
+    "Remember that my sister Olga lives in Porto.",
+)
+"""The same fact in other words: this small model, greedy, answers some wordings with
+nothing, which the bot tells as a failure and stores nothing from."""
+TOOLS_OFF = {"currentTime": False, "calculator": False, "memory": False, "skill": False}
+
+
 async def test_a_scripted_conversation_through_the_whole_bot(app, proxy, caplog):
     recorder, _ = proxy
     caplog.set_level(logging.INFO)
     channel = RecordingChannel(streaming=True)
+    config_path = app.settings.runtime_config_path
 
     async def ask(text: str) -> str:
         sent, streams = len(channel.sent), len(channel.streams)
@@ -163,27 +180,9 @@ async def test_a_scripted_conversation_through_the_whole_bot(app, proxy, caplog)
         assert new, f"no answer to {text!r}"
         return new[-1]
 
-    # Asked streamed; llama.cpp streams nothing when tools are offered (an empty 200), and
-    # the bot asks again without streaming instead of saving an empty answer.
-    assert (await ask("Hello! Say hi back in a few words.")).strip()
-    assert recorder.chats()[0].get("stream") is True
+    def failures() -> int:
+        return sum("LLM failed" in record.getMessage() for record in caplog.records)
 
-    # A tool round trip: tools offered with tool_choice, the call's answer sent back.
-    await ask("Use the calculator tool to compute 6*7.")
-    offered = [r for r in recorder.chats() if r.get("tools")]
-    assert offered and all(r.get("tool_choice") == "auto" for r in offered)
-    sent_back = [m for r in recorder.chats() for m in r["messages"] if m["role"] == "tool"]
-    assert sent_back, "the model called a tool and saw its result"
-    calls = [m for r in recorder.chats() for m in r["messages"] if m.get("tool_calls")]
-    assert all(m["content"] is not None for m in calls), "null content is refused by llama.cpp"
-
-    # From here on no tools: this model, greedy, calls one for anything while tools are
-    # offered, and memory keeps answered exchanges only. Smaller prompts are quicker too.
-    off = {"current_time": False, "calculator": False, "memory": False, "skill": False}
-    edit_runtime_config(app.settings.runtime_config_path, tools={**off, "reminders": False})
-
-    # A fact for memory; LLM extraction asks in a shape this server accepts (tried again if
-    # this small model answers nothing, which is told as a failure and stores nothing).
     async def extraction_asked(since: int) -> bool:
         for _ in range(240):
             if any(EXTRACTION_MARK in system_prompt(r) for r in recorder.chats()[since:]):
@@ -191,16 +190,24 @@ async def test_a_scripted_conversation_through_the_whole_bot(app, proxy, caplog)
             await asyncio.sleep(0.5)
         return False
 
-    for _ in range(3):
-        asked = len(recorder.chats())
-        await ask("My sister Olga lives in Porto.")
-        if await extraction_asked(asked):
+    # Tools come last: this model, greedy, calls one for anything while tools are offered.
+    edit_runtime_config(config_path, tools={**TOOLS_OFF, "reminders": False})
+
+    # A streamed answer.
+    assert (await ask("Hello! Say hi back in a few words.")).strip()
+    assert recorder.chats()[0].get("stream") is True
+
+    # A fact for memory; LLM extraction asks in a shape this server accepts.
+    for wording in FACTS:
+        asked, failed = len(recorder.chats()), failures()
+        await ask(wording)
+        if failures() == failed:
+            assert await extraction_asked(asked), "LLM extraction never asked"
             break
     else:
-        raise AssertionError("LLM extraction never asked")
+        raise AssertionError("no wording of the fact was answered")
     refusals = [r for r in caplog.records if "refused response_format" in r.getMessage()]
     assert len(refusals) <= 2, "each refused shape is asked once, then remembered"
-    assert "Task exception was never retrieved" not in caplog.text
 
     # /compact folds the conversation into a summary.
     compacted = await ask("/compact")
@@ -208,8 +215,7 @@ async def test_a_scripted_conversation_through_the_whole_bot(app, proxy, caplog)
 
     # A prompt past the context window: told plainly, and the next turn works.
     huge = " ".join(["lorem ipsum dolor sit amet"] * 900)  # about 4,500 tokens
-    said = await ask(huge)
-    assert said.strip()
+    assert (await ask(huge)).strip()
     assert (await ask("Thanks. Say ok.")).strip()
 
     # After /new, the fact is in the prompt's # Memory.
@@ -217,3 +223,21 @@ async def test_a_scripted_conversation_through_the_whole_bot(app, proxy, caplog)
     await ask("Where does my sister live?")
     prompt = system_prompt(recorder.chats()[-1])
     assert "# Memory" in prompt and "Porto" in prompt
+
+    # A tool round trip: offered with tool_choice; llama.cpp streams a tool call as an empty
+    # 200, so it is asked again without streaming; the call's result goes back with the
+    # assistant's call, whose content is "" (llama.cpp refuses null).
+    edit_runtime_config(config_path, tools={"calculator": True})
+    since = len(recorder.chats())
+    for _ in range(3):  # this server sometimes cuts a streamed tool call off mid-answer
+        await ask("Use the calculator tool to compute 6*7.")
+        offered = [r for r in recorder.chats()[since:] if r.get("tools")]
+        sent_back = [m for r in offered for m in r["messages"] if m["role"] == "tool"]
+        if sent_back:
+            break
+    assert offered and all(r.get("tool_choice") == "auto" for r in offered)
+    assert offered[0].get("stream") is True
+    assert sent_back, "the model called a tool and saw its result"
+    calls = [m for r in offered for m in r["messages"] if m.get("tool_calls")]
+    assert all(m["content"] is not None for m in calls)
+    assert "Task exception was never retrieved" not in caplog.text
