@@ -50,8 +50,9 @@ async def telegram_bot(
     telegram: FakeTelegramServer, llm_base_url: str, allowed_users: list[int]
 ) -> AsyncIterator[RunningBot]:
     """The bot polling `telegram`, its LLM (and speech) at `llm_base_url`, answering
-    `allowed_users` with no rate limit (what is measured is the bot, not the limit); stopped
-    with SIGTERM on exit."""
+    `allowed_users` with no rate limit and no Telegram send budget (what is measured is the
+    bot, not the limits: the bare bot has neither, and the emulated Bot API enforces none);
+    stopped with SIGTERM on exit."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         shutil.copytree(REPO / "preferences", work / "preferences")
@@ -59,6 +60,7 @@ async def telegram_bot(
         config = json.loads(config_path.read_text())
         config["telegram"]["allowedUsers"] = allowed_users
         config["rateLimit"]["messagesPerMinute"] = 10_000
+        config["telegram"]["messagesPerSecond"] = 0
         config_path.write_text(json.dumps(config))
         argv = ["-m", "bot", "--channel", "telegram", "--env-file", "/dev/null"]
         argv += ["--data-dir", str(work / "data"), "--config", str(config_path)]

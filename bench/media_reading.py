@@ -24,7 +24,7 @@ from bench.report import Figure, print_table
 from bot.config.model import MediaConfig
 from bot.media.extraction import extract_text
 from bot.media.images import downscale_image
-from bot.media.kinds import FileKind
+from bot.media.model import FileKind
 from bot.media.reader import MediaReader
 from tests.fakes.files import docx_with_paragraphs, pdf_with_text
 

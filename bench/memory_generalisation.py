@@ -27,25 +27,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
-import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bench.eval_app import eval_app
 from bench.memory_eval_data import EvalFact, EvalSet, load_eval_set
 from bench.memory_recall import SilentChannel, memory_lines
 from bench.report import Figure, print_table
 from bot.app import BotApp
 from bot.conversation import ChatAddress, IncomingMessage
-from bot.memory.items import MemoryItem
+from bot.memory.model import MemoryItem
 from bot.memory.semantic import item_text
-from bot.settings import Settings
 from tests.fakes.llm import ScriptedLlm, text
 
-REPO = Path(__file__).resolve().parent.parent
 AT_K = 6
 ARMS = {"words only": "off", "words + meaning": "embedded"}
 TARGETS = {"paraphrase": 0.9, "natural": 0.95}
@@ -144,21 +141,8 @@ async def _found_by_cosine(
 
 
 def _app(work: Path, data: EvalSet, provider: str) -> BotApp:
-    shutil.copytree(REPO / "preferences", work / "preferences", dirs_exist_ok=True)
-    config_path = work / "preferences" / "runtime-config.json"
-    config = json.loads(config_path.read_text())
-    config["memory"]["embeddings"] = {"provider": provider}
-    config["rateLimit"] = {"messagesPerMinute": 10_000}
-    config_path.write_text(json.dumps(config))
-    settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        openai_base_url="http://127.0.0.1:9/v1",
-        data_dir=work / "data",
-        runtime_config_path=config_path,
-        prompts_dir=work / "preferences" / "prompts",
-    )
     replies = len(data.facts) + len(data.small_talk)
-    return BotApp.build(settings, llm=ScriptedLlm(*(text(data.reply) for _ in range(replies))))
+    return eval_app(work, ScriptedLlm(*(text(data.reply) for _ in range(replies))), provider)
 
 
 def _telling_order(data: EvalSet) -> list[tuple[str, bool]]:

@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.report import Figure, median, percentile, print_table
+from bot.adapters.postgres.database import Database
+from bot.adapters.postgres.memory import PostgresMemory
 from bot.config.model import MemoryConfig
-from bot.memory.items import ItemType, MemoryItem, new_item
+from bot.memory.model import ItemType, MemoryItem, new_item
 from bot.memory.service import ShortTermMemory
-from bot.storage.postgres.database import Database
-from bot.storage.postgres.memory import PostgresMemory
 from tests.fakes.postgres import PostgresServer
 
 NAME = "memory_postgres"

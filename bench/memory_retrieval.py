@@ -42,7 +42,7 @@ from bench.report import Figure, median, percentile, print_table
 from bot.adapters.embeddings.embedded import DIMENSIONS, EmbeddedEmbedder
 from bot.config.model import MemoryConfig
 from bot.memory.files import UserFiles
-from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint
+from bot.memory.model import ItemType, Layer, MemoryItem, fingerprint
 from bot.memory.service import ShortTermMemory
 from bot.memory.vectors import VectorFile
 from bot.ports.embeddings import unit_rows

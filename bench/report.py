@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 
@@ -16,6 +17,15 @@ class Figure:
     unit: str
     target: str
     met: bool | None = None
+
+    @classmethod
+    def failure(cls, benchmark: str, reason: str) -> Figure:
+        """The row of a benchmark that did not finish: why, in place of its figures."""
+        return cls(benchmark, f"did not finish: {reason}", math.nan, "", "", False)
+
+    @property
+    def failed(self) -> bool:
+        return math.isnan(self.value)
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -32,7 +42,10 @@ def print_table(figures: list[Figure]) -> None:
     rows = [("benchmark", "figure", "value", "target", "")]
     for f in figures:
         verdict = "" if f.met is None else ("ok" if f.met else "MISSED")
-        rows.append((f.benchmark, f.name, f"{f.value:.3f} {f.unit}".strip(), f.target, verdict))
+        value = f"{f.value:.3f} {f.unit}".strip()
+        if f.failed:
+            verdict, value = "FAILED", "-"
+        rows.append((f.benchmark, f.name, value, f.target, verdict))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     for i, row in enumerate(rows):
         print("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip())

@@ -9,9 +9,10 @@ closed-loop: each of `--chats` chats sends its next message as soon as the last 
 `--messages` each, so the figures are what users see: messages answered per second, and the
 95th percentile of the time from a message to its answer.
 
-Takeover: with three processes, every chat sends a burst; once Telegram has handed every
-update over, one process holding chats with waiting updates is killed (`kill -9`, frozen
-first so its waiting updates can be read), and no further message is sent, so only the
+Takeover: with three processes, every chat sends a burst, whose first turns the LLM holds;
+once Telegram has handed every update over, one process holding chats with updates waiting
+behind those turns is killed (`kill -9`, frozen first so its waiting updates can be read),
+the LLM answers again, and no further message is sent, so only the
 periodic sweep (`SWEEP_SECONDS`) can find them: the figure is the time from the kill to the
 first of its waiting updates reaching the LLM from another process, and to all of them
 answered.
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import Figure, percentile, print_table
-from bot.storage.postgres.inbox import SWEEP_SECONDS
+from bot.adapters.postgres.inbox import SWEEP_SECONDS
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
 from tests.fakes.postgres import PostgresServer
 from tests.fakes.telegram_server import FakeTelegramServer, User
@@ -46,17 +47,24 @@ POLL_SECONDS = 0.005
 
 
 class TimedLlm:
-    """Echoes the question after `LLM_DELAY`; notes when each question first arrived."""
+    """Echoes the question after `LLM_DELAY`; notes when each question first arrived. A
+    question starting with "burst" is also held until `release` (takeover only)."""
 
     def __init__(self) -> None:
         self.arrived: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._bursts = threading.Event()
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         question = str(body["messages"][-1]["content"])
         with self._lock:
             self.arrived.setdefault(question, time.monotonic())
-        return Reply(text=f"echo: {question}", delay=LLM_DELAY)
+        hold = self._bursts if question.startswith("burst") else None
+        return Reply(text=f"echo: {question}", delay=LLM_DELAY, hold=hold)
+
+    def release(self) -> None:
+        """Answer the held questions, and every later one, as usual."""
+        self._bursts.set()
 
 
 @dataclass
@@ -143,10 +151,14 @@ def measure_takeover(root: Path, database: PostgresServer, chats: int) -> tuple[
                 for user in users:
                     telegram.send_text(User(user, f"User {user}"), f"burst {user} #{n}")
             telegram.wait_for_sync(lambda: telegram.pending_updates == 0, within=60)
-            held, killed_at = _kill_one_holding_chats(cluster)
-            asked_before = set(timed.arrived)  # the turns it had in progress: asked already
-            questions = [u["message"]["text"] for u in held]
-            questions = [q for q in questions if q not in asked_before]
+            # Each chat's first burst is held at the LLM, so the rest wait behind it however
+            # fast the processes are: released once one process is dead.
+            try:
+                held, killed_at = _kill_one_holding_chats(cluster, timed)
+            finally:
+                timed.release()
+            asked_before = set(timed.arrived)  # a question it sent just before it froze
+            questions = [q for q in held if q not in asked_before]
             assert questions, "the killed process had updates waiting behind its turns"
             telegram.wait_for_sync(lambda: any(q in timed.arrived for q in questions), 60)
             first = min(timed.arrived[q] for q in questions if q in timed.arrived)
@@ -159,25 +171,29 @@ def measure_takeover(root: Path, database: PostgresServer, chats: int) -> tuple[
             cluster.stop()
 
 
-def _kill_one_holding_chats(cluster: Cluster) -> tuple[list[dict[str, Any]], float]:
+def _kill_one_holding_chats(cluster: Cluster, timed: TimedLlm) -> tuple[list[str], float]:
     """Freeze (SIGSTOP) each process in turn until one holds chats with waiting updates not
-    yet handed to the LLM; read those, and `kill -9` it. Returns them and the kill's time."""
+    yet handed to the LLM (its turns in progress have been: they are waiting too); `kill -9`
+    it. Returns those updates' questions and the kill's time."""
     for _ in range(200):
         for bot in cluster.bots:
             assert bot.process is not None
             os.kill(bot.process.pid, signal.SIGSTOP)
             ids = set(cluster.waiting_in_chats_of(bot))
             held = [
-                w["update"] for w in cluster.waiting_updates() if w["update"]["update_id"] in ids
+                str(w["update"]["message"]["text"])
+                for w in cluster.waiting_updates()
+                if w["update"]["update_id"] in ids
             ]
-            if held:
+            # Two not asked yet: one may be on its way to the LLM as the process froze.
+            if len([q for q in held if q not in timed.arrived]) >= 2:
                 bot.process.kill()
                 killed_at = time.monotonic()
                 bot.process.wait(30)
                 return held, killed_at
             os.kill(bot.process.pid, signal.SIGCONT)
         time.sleep(POLL_SECONDS)
-    raise AssertionError("no process held a chat with waiting updates")
+    raise AssertionError("no process held a chat with updates waiting behind its turns")
 
 
 def measure(chats: int, messages: int) -> list[Figure]:

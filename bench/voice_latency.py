@@ -39,7 +39,8 @@ def llm_after(delay: float):
 
 
 async def first_answer_after(telegram: FakeTelegramServer, sent: float, words: str) -> float:
-    """Seconds from `sent` until the bot first showed text of its answer to `words`."""
+    """Seconds from `sent` until the bot first showed text of its answer to `words` (a voice
+    note's: its labelled transcript)."""
     expected = f"echo: {words}"
 
     def shown() -> list[float]:
@@ -102,7 +103,7 @@ async def _spoken(telegram: FakeTelegramServer, llm: FakeOpenAiServer, note: byt
     llm.script_transcripts(words)
     sent = time.monotonic()
     telegram.send_media(USER, "voice", content=note)
-    return await first_answer_after(telegram, sent, words)
+    return await first_answer_after(telegram, sent, f"[Voice note, transcribed]\n{words}")
 
 
 def run(turns: int = 12, seconds: float = 10.0, delay: float = 0.5) -> list[Figure]:

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from bot import __version__
+from bot.adapters.postgres.database import DatabaseUnavailable
 from bot.app import BotApp
 from bot.logging_setup import setup_logging
 from bot.ops.server import ListenFailed
+from bot.runtime import apply_process_policies
 from bot.settings import NO_LLM_MESSAGE, Settings, environment_with
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
 from bot.storage.disk import START, DiskHealth
-from bot.storage.postgres.database import DatabaseUnavailable
 
 if TYPE_CHECKING:
     from bot.adapters.telegram import TelegramBot
@@ -33,6 +34,8 @@ EPILOG = """environment (or .env; see .env.example):
                        TELEGRAM_WEBHOOK_LISTEN (127.0.0.1), TELEGRAM_WEBHOOK_PORT (8443)
                        and TELEGRAM_WEBHOOK_SECRET (random per run when unset)
   RAG_API_KEY          LightRAG server key (sent as X-API-Key)
+  EMBEDDINGS_API_KEY   key of the embeddings server (memory.embeddings provider "openai"),
+                       when not OPENAI_API_KEY
   SPEECH_API_KEY       key of the speech servers (voice notes), when not OPENAI_API_KEY
   HTTP_PORT            serve /healthz, /readyz and /metrics on this port (unset: off);
                        HTTP_LISTEN is its address (default 127.0.0.1)
@@ -44,6 +47,7 @@ EPILOG = """environment (or .env; see .env.example):
   BOT_PROMPTS_DIR      prompt files (default: preferences/prompts)
   BOT_SKILLS_DIR       skills, one folder each (default: preferences/skills)
   LOG_LEVEL            DEBUG, INFO, WARNING or ERROR (default: INFO)
+  any other NAME       read as ${NAME} in mcp.servers (e.g. SEARCH_TOKEN; docs/MCP.md)
 
 Options given here win over the environment. Runtime config edits apply on the next message."""
 
@@ -152,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     setup_logging(settings.log_level, settings.secret_values(), log_file)
+    apply_process_policies()
     disk = DiskHealth()
     if lock.write_error is not None:  # one line, not a traceback: a supervisor would loop
         disk.failed(START, lock.write_error, "starting anyway (see /status)")
@@ -186,6 +191,7 @@ async def run(
         from bot.adapters.terminal import TerminalChannel, locale_language
 
         terminal = TerminalChannel(language_code=locale_language())
+        terminal.register_commands(app.commands)
         app.reminders.deliver_through(terminal)
         await terminal.run(lambda message: app.handle(message, terminal))
         return 0

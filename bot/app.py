@@ -19,11 +19,10 @@ from bot.commands.model import ModelCommands
 from bot.commands.reminders import ReminderCommands
 from bot.commands.skills import SkillCommands
 from bot.commands.usage import UsageCommands
+from bot.compaction import SessionCompactor
 from bot.config import RuntimeConfigStore
 from bot.conversation import IncomingMessage
-from bot.conversation.compaction import SessionCompactor
 from bot.conversation.messages import utc_now
-from bot.i18n import LanguageChoices
 from bot.lifecycle import Hook, Lifecycle
 from bot.mcp.servers import McpServers
 from bot.media.library import DocumentLibrary
@@ -56,12 +55,14 @@ from bot.running_turns import RunningTurns
 from bot.settings import Settings
 from bot.skills import SkillLibrary
 from bot.storage.disk import DiskHealth
+from bot.storage.languages import LanguageChoices
 from bot.stores import ChatSessions, Memory, Stores, stores_for
 from bot.tools import ToolRegistry, builtin_tools
 from bot.tools.memory import MemoryTool
 from bot.tools.reminders import RemindersTool
 from bot.tools.skill import SkillTool
 from bot.turns import TurnRunner
+from bot.usage.meter import UsageMeter
 from bot.usage.metered import MeteredLlm
 from bot.wiring import (
     NO_PART,
@@ -110,6 +111,8 @@ class BotApp:
     """Each user's `/language` (`stores.languages`), what everything the bot says is in."""
     mcp: McpServers
     """The MCP servers of the runtime config (`mcp.servers`), whose tools join the registry."""
+    meter: UsageMeter
+    """Counts transcriptions and filed documents against each user's daily budget."""
     stores: Stores
     """Everything the bot keeps, on files or PostgreSQL (`bot/stores.py`)."""
     lifecycle: Lifecycle = field(repr=False)
@@ -139,7 +142,8 @@ class BotApp:
 
         `disk` is told what the disk refused, from the start (the lock file) on. `telegram`:
         the bot runs in Telegram (`app.telegram`), with `/start`, `/voice` and the inbox wired in.
-        `clock` (UTC now) is what reminders are set and fired by; tests move a fake one.
+        `clock` (UTC now) is what reminders are set and fired by and what memory dates its
+        items and weighs their recency by; tests and benchmarks move a fake one.
         `environ`: what `${NAME}` in an MCP server's config reads (default: the process's).
         """
         disk = disk or DiskHealth()
@@ -152,8 +156,9 @@ class BotApp:
         observer: MetricsObserver = metrics or NO_METRICS
         # Every LLM call is counted per user and day, and refused at a user's daily budget.
         metered = MeteredLlm(world.llm, stores.usage, lambda: config.current().usage, observer)
-        # Short-term memory (`# Memory`); facts in any words from one structured LLM call.
-        memory = stores.memory(lambda: config.current().memory, world.embedder)
+        meter = UsageMeter(stores.usage, lambda: config.current().usage)  # speech, documents filed
+        # Short-term memory (`# Memory`), dated by `clock`; facts from one structured LLM call.
+        memory = stores.memory(lambda: config.current().memory, world.embedder, clock)
         extractor = LlmFactExtractor(metered, config.current, memory)
         # Long-term memory through LightRAG (`# Relevant Memory`), fed by a durable queue.
         queue, ledger = stores.index_queue, stores.index_ledger
@@ -181,11 +186,13 @@ class BotApp:
         tools.add_source(mcp)
         prompts = PromptFiles(settings.prompts_dir)
         context = ContextBuildingSystem(prompts, tools, memory, world.rag, skills)
-        systems = _systems(context, metered, tools, memory, extractor, indexer, stores)
+        compactor = SessionCompactor(metered)  # older turns become a summary (`/compact`)
+        systems = _systems(
+            context, metered, tools, memory, extractor, indexer, stores, meter, compactor
+        )
         pipeline = Pipeline(systems, observer)
         commands = CommandRegistry()
         running = RunningTurns()  # what `/stop`, `/new` and `/forget all` stop
-        compactor = SessionCompactor(metered)  # older turns become a summary (`/compact`)
         rag_status = RagStatus(config, world.rag, queue, long_term, ledger.owner_count)
         CoreCommands(
             registry=commands,
@@ -217,7 +224,7 @@ class BotApp:
         readiness = dict(world.readiness)
         if telegram is not None and inbox is not None:
             bot = build_telegram(
-                telegram, inbox, runner.handle, config, commands, stores, world.speech, reminders
+                telegram, inbox, runner.handle, config, commands, stores, world, meter, reminders
             )
             readiness["telegram"] = bot.health
         ops, ops_part = None, NO_PART
@@ -260,6 +267,7 @@ class BotApp:
             reminders,
             stores.languages,
             mcp,
+            meter,
             stores,
             lifecycle,
             telegram=bot,
@@ -300,12 +308,15 @@ def _systems(
     extractor: LlmFactExtractor,
     indexer: RagIndexer,
     stores: Stores,
+    meter: UsageMeter,
+    compactor: SessionCompactor,
 ) -> list[System]:
-    """A turn's systems, in the order they run (each has its `order`)."""
+    """A turn's systems, in the order they run (each has its `order`); `meter` counts the
+    documents filed, `compactor` summarises older turns when the context runs full."""
     return [
-        AttachmentSystem(MediaReader(), DocumentLibrary(indexer, memory)),
+        AttachmentSystem(MediaReader(), DocumentLibrary(indexer, memory), meter),
         context,
-        ToolLoopSystem(llm, tools, stores.chat_models, prompt=context),
+        ToolLoopSystem(llm, tools, stores.chat_models, prompt=context, compactor=compactor),
         MemoryPersistSystem(memory, extractor),
         RagIndexingSystem(indexer),
         ResponseRoutingSystem(),

@@ -6,7 +6,8 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from bot.storage.atomic import UnsafePath, open_private
@@ -14,6 +15,35 @@ from bot.storage.atomic import UnsafePath, open_private
 REDACTED = "***"
 # python-telegram-bot puts the bot token in every request URL (".../bot<token>/getUpdates").
 _TELEGRAM_TOKEN_IN_URL = re.compile(r"/bot\d+:[A-Za-z0-9_-]+")
+
+
+class ThrottledWarning:
+    """A warning anyone outside can cause at will (a forged webhook post): logged at most
+    once per `interval_seconds`, the next line counting the ones left out, so 2,000 posts
+    cost a line a minute, not 2,000."""
+
+    def __init__(
+        self,
+        logger: logging.Logger,
+        message: str,
+        interval_seconds: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._logger = logger
+        self._message = message
+        self._interval = interval_seconds
+        self._clock = clock
+        self._last: float | None = None
+        self._left_out = 0
+
+    def __call__(self) -> None:
+        now = self._clock()
+        if self._last is not None and now - self._last < self._interval:
+            self._left_out += 1
+            return
+        more = f" ({self._left_out} more since the last such line)" if self._left_out else ""
+        self._logger.warning("%s%s", self._message, more)
+        self._last, self._left_out = now, 0
 
 
 class RedactingFormatter(logging.Formatter):
@@ -53,17 +83,17 @@ def redact_also(secrets: Iterable[str]) -> None:
 def setup_logging(level: str, secrets: Iterable[str], log_file: Path | None = None) -> None:
     """Route all logs through the redactor: to `log_file` when given, else to stderr.
 
-    With a log file (the terminal chat, where log lines would garble the conversation) only
-    warnings and errors also go to stderr.
+    With a log file (the terminal chat) every line goes there and none to stderr, which is the
+    chat's screen: a warning would land in the middle of the conversation. Python's own
+    warnings (`warnings.warn` in a library) are logged too rather than printed.
     """
     formatter = RedactingFormatter(LOG_FORMAT, secrets)
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
     root.setLevel(level.upper())
+    logging.captureWarnings(True)
 
-    stderr = logging.StreamHandler(sys.stderr)
-    stderr.setFormatter(formatter)
     refused: OSError | None = None
     if log_file is not None:
         try:
@@ -72,15 +102,13 @@ def setup_logging(level: str, secrets: Iterable[str], log_file: Path | None = No
             raise
         except OSError as exc:  # a full disk: log to stderr rather than not start
             refused, log_file = exc, None
+    output: logging.Handler
     if log_file is not None:
-        file_handler = logging.FileHandler(log_file, encoding="utf-8")
-        file_handler.setFormatter(formatter)
-        root.addHandler(file_handler)
-        stderr.setLevel(logging.WARNING)
-    root.addHandler(stderr)
+        output = logging.FileHandler(log_file, encoding="utf-8")
+    else:
+        output = logging.StreamHandler(sys.stderr)
+    output.setFormatter(formatter)
+    root.addHandler(output)
 
-    # Request URLs at INFO are noise (and, for Telegram, carry the token): keep them out.
-    for noisy in ("httpx", "httpx2", "httpcore", "openai", "telegram.ext.Updater"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
     if refused is not None:
         logging.getLogger(__name__).error("[Logging] no log file (%s); logging to stderr", refused)

@@ -155,6 +155,13 @@ class Settings(BaseSettings):
             raise ValueError("must not contain spaces, line breaks or control characters")
         return value
 
+    @field_validator("data_dir")
+    @classmethod
+    def _real_data_dir(cls, value: Path) -> Path:
+        """The data dir as its real path: it may itself be a link (a volume), and any link
+        found below it is then one placed inside it (`bot/storage/atomic.py` refuses those)."""
+        return value.resolve()
+
     @field_validator("telegram_webhook_secret")
     @classmethod
     def _webhook_secret_charset(cls, value: SecretStr | None) -> SecretStr | None:
@@ -186,10 +193,16 @@ class Settings(BaseSettings):
 
 
 def _password_in(url: str) -> str | None:
-    """The password of a `postgresql://user:password@host/db` URL or a `password=` keyword."""
-    from bot.storage.postgres.database import password_of  # psycopg only when it is used
+    """The password of a `postgresql://user:password@host/db` URL or a `password=` keyword,
+    for the log redactor; None when libpq cannot parse it."""
+    import psycopg  # only when a database is used
+    from psycopg.conninfo import conninfo_to_dict
 
-    return password_of(url)
+    try:
+        password = conninfo_to_dict(url).get("password")
+    except psycopg.ProgrammingError:
+        return None
+    return str(password) if password else None
 
 
 def environment_with(env_file: Path | None) -> Mapping[str, str]:

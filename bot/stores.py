@@ -9,11 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from bot.adapters.postgres.choices import PostgresChoiceTables
+from bot.adapters.postgres.database import Database
+from bot.adapters.postgres.memory import PostgresMemory
+from bot.adapters.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
+from bot.adapters.postgres.reminders import PostgresReminderBook, ReminderLease
+from bot.adapters.postgres.sessions import PostgresSessionStore
+from bot.adapters.postgres.usage import PostgresUsageLedger
 from bot.config.model import MemoryConfig
-from bot.i18n import Language, LanguageChoices
+from bot.i18n import Language
 from bot.memory.remember_switch import RememberSwitch
 from bot.memory.service import ShortTermMemory
 from bot.ops.checks import DatabaseReadiness
@@ -33,20 +41,16 @@ from bot.settings import Settings
 from bot.storage.chat_models import ChatModels
 from bot.storage.choices import ChoiceStore, KeyedChoices
 from bot.storage.disk import DiskHealth
-from bot.storage.postgres.choices import PostgresChoiceTables
-from bot.storage.postgres.database import Database
-from bot.storage.postgres.memory import PostgresMemory
-from bot.storage.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
-from bot.storage.postgres.reminders import PostgresReminderBook, ReminderLease
-from bot.storage.postgres.sessions import PostgresSessionStore
-from bot.storage.postgres.usage import PostgresUsageLedger
+from bot.storage.languages import LanguageChoices
 from bot.storage.sessions import JsonSessionStore
 from bot.usage.ledger import UsageLedger, UsageRecords
 
 Hook = Callable[[], Awaitable[None]]
 Memory = ShortTermMemory | PostgresMemory
 """Short-term memory on either backend: every memory port but the extractor's queue."""
-MemoryFactory = Callable[[Callable[[], MemoryConfig], EmbeddingPort], Memory]
+Clock = Callable[[], datetime]
+"""UTC now: what memory dates its items and weighs their recency by."""
+MemoryFactory = Callable[[Callable[[], MemoryConfig], EmbeddingPort, Clock], Memory]
 KeepUpdate = Callable[[dict[str, Any]], bool]
 InboxFactory = Callable[[Path, KeepUpdate], TelegramInbox]
 
@@ -80,7 +84,8 @@ class Stores:
     voice: ChoiceStore[bool]
     """`/voice`, per chat (Telegram)."""
     memory: MemoryFactory
-    """Makes short-term memory, once the config and the embedder it reads are known."""
+    """Makes short-term memory, once the config, the embedder and the clock it reads are
+    known."""
     inbox: InboxFactory
     """Makes the Telegram inbox, for a bot built for Telegram."""
     status: list[StatusProvider]
@@ -103,8 +108,8 @@ def stores_for(settings: Settings, disk: DiskHealth) -> Stores:
 def file_stores(data: Path, disk: DiskHealth) -> Stores:
     """Files under the data dir, for one process; what the disk refuses is told to `disk`."""
 
-    def memory(config: Callable[[], MemoryConfig], embedder: EmbeddingPort) -> Memory:
-        return ShortTermMemory(data / "memory", config, embedder=embedder)
+    def memory(config: Callable[[], MemoryConfig], embedder: EmbeddingPort, clock: Clock) -> Memory:
+        return ShortTermMemory(data / "memory", config, clock, embedder=embedder)
 
     def inbox(path: Path, keep: KeepUpdate) -> TelegramInbox:
         from bot.adapters.telegram import UpdateInbox  # PTB only for Telegram
@@ -144,14 +149,14 @@ def postgres_stores(url: str, data: Path, disk: DiskHealth) -> Stores:
     for backlog in (usage, queue, sessions):
         disk.add_backlog(backlog)
 
-    def memory(config: Callable[[], MemoryConfig], embedder: EmbeddingPort) -> Memory:
-        items = PostgresMemory(database, config, embedder=embedder)
+    def memory(config: Callable[[], MemoryConfig], embedder: EmbeddingPort, clock: Clock) -> Memory:
+        items = PostgresMemory(database, config, clock, embedder=embedder)
         disk.add_backlog(items)
         return items
 
     def inbox(path: Path, keep: KeepUpdate) -> TelegramInbox:
+        from bot.adapters.postgres.inbox import PostgresUpdateInbox
         from bot.adapters.telegram.inbox import chat_of, sender_of  # PTB only for Telegram
-        from bot.storage.postgres.inbox import PostgresUpdateInbox
 
         return PostgresUpdateInbox(database, keep, chat_of, sender_of)
 

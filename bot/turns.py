@@ -7,11 +7,12 @@ import logging
 
 from bot.chat_locks import ChatLanes
 from bot.commands import CommandRegistry, parse_command
+from bot.commands.private_answers import answer_command
+from bot.compaction import SessionCompactor
 from bot.config import RuntimeConfigStore
 from bot.config.model import LlmConfig
 from bot.conversation import ChatMessage, IncomingMessage, Session
-from bot.conversation.compaction import SessionCompactor
-from bot.i18n import LanguageChoices, speaking
+from bot.i18n import speaking
 from bot.i18n.catalogue import notices
 from bot.pipeline import Pipeline, TurnContext
 from bot.pipeline.response_routing import deliver
@@ -20,6 +21,7 @@ from bot.ports.language import LanguagePreference
 from bot.ports.memory import RememberingPreference
 from bot.ports.sessions import SessionStore
 from bot.running_turns import RunningTurns, TurnStopped
+from bot.storage.languages import LanguageChoices
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +70,7 @@ class TurnRunner:
         if command is not None:
             async with self.lanes.command(key):
                 reply = await self._commands.run(command)
-                await channel.send(message.address, reply)
+                await answer_command(self._commands, command, reply, channel)
             return
         async with self.lanes.turn(key), self.running.turn(key, message.user_id):
             await self._turn(message, channel)

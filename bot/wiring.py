@@ -38,6 +38,7 @@ from bot.reminders.scheduler import ReminderScheduler
 from bot.settings import Settings
 from bot.storage.disk import DiskHealth
 from bot.stores import Stores
+from bot.usage.meter import UsageMeter
 
 if TYPE_CHECKING:
     from bot.adapters.telegram import TelegramBot, TelegramOptions
@@ -139,11 +140,13 @@ def build_telegram(
     config: RuntimeConfigStore,
     commands: CommandRegistry,
     stores: Stores,
-    speech: SpeechPort,
+    world: OutsideWorld,
+    meter: UsageMeter,
     reminders: ReminderScheduler,
 ) -> TelegramBot:
-    """The Telegram channel driving `handle`: its `/start` and `/voice` join the commands,
-    and due reminders go out through it once it can send."""
+    """The Telegram channel driving `handle`, hearing and speaking through `world.speech`:
+    its `/start` and `/voice` join the commands, `meter` counts its transcriptions, and due
+    reminders go out through it once it can send."""
     from bot.adapters.telegram import StartCommand, TelegramBot
     from bot.adapters.telegram.voice_replies import VoiceCommand, VoiceSwitch
 
@@ -156,9 +159,10 @@ def build_telegram(
         commands.menu,
         options,
         inbox,
-        speech,
+        world.speech,
         stores.languages,
         voice,
+        meter,
         on_started=reminders.deliver_through,
     )
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import RuntimeConfig, RuntimeConfigStore
+from bot.runtime import apply_process_policies
 from bot.settings import Settings
 from tests.fakes.lightrag_llm import lightrag_responder
 from tests.fakes.openai_server import FakeOpenAiServer
@@ -18,7 +19,7 @@ from tests.fakes.postgres import PostgresServer
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
-FOLDER_MARKERS = ("unit", "contract", "integration", "e2e", "system")
+FOLDER_MARKERS = ("unit", "contract", "integration", "e2e", "system", "real_llm")
 """Each test is marked with the name of its folder, so `-m` and the folders always agree."""
 
 
@@ -27,6 +28,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = item.path.relative_to(TESTS).parts[0]
         if folder in FOLDER_MARKERS:
             item.add_marker(folder)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def process_policies() -> None:
+    """The bot's process-wide policies (`bot/runtime.py`), as `python -m bot` applies them."""
+    apply_process_policies()
 
 
 @pytest.fixture(scope="session")

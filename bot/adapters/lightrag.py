@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -29,7 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from bot.config import RuntimeConfig, RuntimeConfigStore
 from bot.config.model import RagConfig
-from bot.ports.rag import (
+from bot.conversation.scope import GROUP_PREFIX
+from bot.rag.circuit import CircuitBreaker, CircuitState
+from bot.rag.context import QueryData, render_context
+from bot.rag.documents import owner_tag_of, tag
+from bot.rag.model import (
     IndexReceipt,
     RagDocument,
     RagHealth,
@@ -38,9 +43,6 @@ from bot.ports.rag import (
     StoredDocument,
     UploadStatus,
 )
-from bot.rag.circuit import CircuitBreaker, CircuitState
-from bot.rag.context import QueryData, render_context
-from bot.rag.documents import owner_tag_of, tag
 from bot.rag.style import answer_style_refusal, effective_style, refusal_notice
 from bot.words import content_words
 
@@ -65,6 +67,12 @@ OWNERS_PER_STEP = 10
 MAX_CANDIDATE_FACTOR = 8
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 """A `/query/data` answer for 50 users is well under 1 MB; past this the server misbehaves."""
+_HEADER_SAFE = re.compile(r"[\x20-\x7e]+")
+"""What an HTTP header value carries: printable ASCII (httpx refuses the rest, naming it)."""
+UNUSABLE_KEY = (
+    "the API key (RAG_API_KEY or rag.apiKey) has characters an HTTP header cannot carry "
+    "(non-ASCII or control characters); no request was made"
+)
 
 
 class _Failure(RagUnavailable):
@@ -166,7 +174,7 @@ class LightRagAdapter:
         if rag.query_keywords == "bot":
             body |= query_keywords(body["query"])
         try:
-            if self.retrieval_style(config) == "answer":
+            if self.retrieval_style(config, in_group=owner.startswith(GROUP_PREFIX)) == "answer":
                 answer = _AnswerResponse.model_validate(
                     await self._call(rag, "POST", "/query", body, on_turn_path=True)
                 )
@@ -190,15 +198,16 @@ class LightRagAdapter:
             return ""
         return render_context(found.data.owned_by(owner), rag.context_max_chars)
 
-    def retrieval_style(self, config: RuntimeConfig) -> str:
-        """The configured style, but `context` while `answer` could show one user another's
-        words (`bot/rag/style.py`); logged once each time such a refusal begins."""
+    def retrieval_style(self, config: RuntimeConfig, in_group: bool = False) -> str:
+        """The configured style, but `context` for a group, and while `answer` could show one
+        user another's words (`bot/rag/style.py`); logged once each time such a refusal
+        begins."""
         owners = self._owners() if self._owners else 1
         refusal = answer_style_refusal(config, owners)
         if refusal and refusal != self._refusal_logged:
             log.warning("[RAG] %s", refusal_notice(refusal))
         self._refusal_logged = refusal
-        return effective_style(config, owners)
+        return effective_style(config, owners, in_group)
 
     # -- RagUploads ------------------------------------------------------------------------
     async def index(self, document: RagDocument) -> IndexReceipt:
@@ -273,6 +282,8 @@ class LightRagAdapter:
             status, content = await self._fetch(
                 rag, "GET", "/health", None, min(rag.timeout_seconds, HEALTH_TIMEOUT_SECONDS)
             )
+        except _Failure as exc:
+            return RagHealth(False, exc.brief)
         except (httpx.HTTPError, TimeoutError) as exc:
             return RagHealth(False, f"unreachable at {rag.url} ({_describe(exc)})")
         except _TooLarge:
@@ -305,6 +316,7 @@ class LightRagAdapter:
         query times out: when the server stalls, a wave of concurrent turns then pays one
         time-out between them, not one each.
         """
+        self._headers(rag)  # an unusable key fails here, never as a failure of the server
         if not self.breaker.allow(rag.circuit_cooldown_seconds):
             raise _Failure(f"circuit open ({self.breaker.last_error})", quiet=True)
         request = self._fetch(rag, method, path, body, rag.timeout_seconds)
@@ -346,9 +358,10 @@ class LightRagAdapter:
     ) -> tuple[int, bytes]:
         """Status and body of one request, within `deadline` seconds in all, at most
         `MAX_ANSWER_BYTES` read (else `_TooLarge`)."""
+        headers = self._headers(rag)
         async with asyncio.timeout(deadline):
             async with self._client.stream(
-                method, _url(rag, path), json=body, headers=self._headers(rag), timeout=deadline
+                method, _url(rag, path), json=body, headers=headers, timeout=deadline
             ) as response:
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
@@ -392,8 +405,13 @@ class LightRagAdapter:
         raise _Failure("gave up: another query to LightRAG just timed out", quiet=True)
 
     def _headers(self, rag: RagConfig) -> dict[str, str]:
+        """The key, stripped of the line break a paste leaves after it. One a header cannot
+        carry is refused by a `_Failure` that names its problem: httpx's own error would
+        quote it (into `/status` and the log), or not be an `httpx.HTTPError` at all."""
         key = self._env_api_key.get_secret_value() if self._env_api_key else ""
-        key = key or rag.api_key.get_secret_value()
+        key = (key.strip() or rag.api_key.get_secret_value()).strip()
+        if key and not _HEADER_SAFE.fullmatch(key):
+            raise _Failure(UNUSABLE_KEY)
         return {"X-API-Key": key} if key else {}
 
     @staticmethod

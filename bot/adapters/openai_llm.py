@@ -9,13 +9,10 @@ pipeline.
 from __future__ import annotations
 
 import base64
-import json
 import logging
 import re
 import time
-import uuid
-from dataclasses import dataclass, field
-from operator import attrgetter
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -23,17 +20,26 @@ import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 from tenacity import AsyncRetrying
 
-from bot.adapters.openai_chat_http import ChatCompletionsHttp, ChatStream
-from bot.conversation import ChatMessage, ToolCall
+from bot.adapters.openai_answers import (
+    NoAnswer,
+    UnusableAnswer,
+    from_completion,
+    quoted,
+    read_bounded,
+    read_stream,
+    stream_events,
+)
+from bot.conversation import ChatMessage
 from bot.i18n.catalogue import notices
 from bot.ports.health import Health, HealthState
 from bot.ports.llm import (
+    ContextOverflow,
+    EmptyAnswer,
     ImageInput,
     LlmError,
     LlmRequest,
     LlmResponse,
     TextListener,
-    TokenUsage,
 )
 from bot.retry import RetryPolicy
 
@@ -42,22 +48,33 @@ log = logging.getLogger(__name__)
 PROBE_TIMEOUT_SECONDS = 2.5
 """A readiness look at the server (`health`); within the readiness check's own bound."""
 
-_API_JSON = attrgetter("api_json")
-STREAM_EVERY_DELTA_CHARS = 4096
-"""Below this the stream listener hears of every delta (about one Telegram message)."""
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+"""Structured output, from the strictest a server may take down to none (the prompt then
+describes the shape, and the caller validates the answer)."""
+SCHEMA_REFUSALS = (400, 422, 500)
+"""Statuses servers refuse a `response_format` with: OpenAI 400, vLLM 422, llama-cpp-python's
+server 500 (its pydantic model only knows `text` and `json_object`)."""
+_OVERFLOW = re.compile(
+    r"context_length_exceeded|exceed_context_size|context (?:length|window|size)"
+    r"|maximum context|too many tokens|prompt is too long",
+    re.IGNORECASE,
+)
 
 
 class OpenAiLlm:
-    """`LlmPort` over `AsyncOpenAI.chat.completions`, streaming when a listener is given."""
+    """`LlmPort` over `AsyncOpenAI.chat.completions`, streaming when a listener is given.
+
+    Requests go through the SDK's public `with_streaming_response.create`, whose body this
+    adapter reads itself (`openai_answers.py`), bounded. What it learns of a server's limits
+    (a parameter refused, a response format it lacks) it remembers, so each is paid once.
+    """
 
     def __init__(self, client: AsyncOpenAI) -> None:
         self._client = client
-        self._chat = ChatCompletionsHttp(client)
         # OpenAI's reasoning models refuse `max_tokens`; switched once when the API says so.
         self._max_tokens_field = "max_tokens"
-        # Models whose server refused a `json_schema` response format (many local servers only
-        # know `json_object`); learnt from one 400 each, so later requests do not pay it again.
-        self._json_object_only: set[str] = set()
+        # How far down `RESPONSE_FORMATS` each model's server had to go (absent: 0).
+        self._format_level: dict[str, int] = {}
         # Servers that refuse `stream_options` (usage in the last chunk); learnt from one 400.
         self._stream_usage = True
 
@@ -75,7 +92,6 @@ class OpenAiLlm:
         return cls(client)
 
     async def close(self) -> None:
-        await self._chat.close()
         await self._client.close()
 
     async def health(self) -> Health:
@@ -112,6 +128,8 @@ class OpenAiLlm:
             return await policy.call(attempt)
         except openai.OpenAIError as exc:
             raise _as_llm_error(exc, request, attempts, time.monotonic() - started) from exc
+        except UnusableAnswer as exc:
+            raise _unusable(exc, request) from exc
 
     async def _complete_once(
         self, request: LlmRequest, on_text: TextListener | None
@@ -119,12 +137,16 @@ class OpenAiLlm:
         while True:  # each fallback applies once, so this ends
             try:
                 return await self._call(request, on_text)
-            except openai.BadRequestError as exc:
+            except openai.APIStatusError as exc:
+                if exc.status_code in (400, 413) and _OVERFLOW.search(str(exc)):
+                    log.warning("[LLM] %s: the prompt is too long: %s", request.model, _said(exc))
+                    raise ContextOverflow(notices.llm_context_overflow(), str(exc)) from exc
                 if not self._fall_back(exc, request):
                     raise
 
-    def _fall_back(self, exc: openai.BadRequestError, request: LlmRequest) -> bool:
-        """Adapt to a 400 naming a parameter this server does not take; False when none does."""
+    def _fall_back(self, exc: openai.APIStatusError, request: LlmRequest) -> bool:
+        """Adapt to a refusal naming a parameter this server does not take; False when none
+        does."""
         said = str(exc)
         if self._stream_usage and "stream_options" in said:
             self._stream_usage = False
@@ -133,44 +155,86 @@ class OpenAiLlm:
         if self._max_tokens_field == "max_tokens" and "max_completion_tokens" in said:
             self._max_tokens_field = "max_completion_tokens"
             return True
+        level = self._format_level.get(request.model, 0)
         if (
             request.response_schema is not None
+            and exc.status_code in SCHEMA_REFUSALS
             and "response_format" in said
-            and request.model not in self._json_object_only
+            and level < len(RESPONSE_FORMATS) - 1
         ):
-            self._json_object_only.add(request.model)
-            log.warning("[LLM] %s refused a JSON schema; asking for a JSON object", request.model)
+            self._format_level[request.model] = level + 1
+            log.warning(
+                "[LLM] %s refused response_format %s (HTTP %d); asking for %s",
+                request.model,
+                RESPONSE_FORMATS[level],
+                exc.status_code,
+                RESPONSE_FORMATS[level + 1],
+            )
             return True
         return False
 
     async def _call(self, request: LlmRequest, on_text: TextListener | None) -> LlmResponse:
-        # The body is JSON text we make (each message's JSON is made once and kept with it,
-        # since every turn sends the whole history again), posted by `ChatCompletionsHttp`
-        # and answered as parsed JSON: the SDK's typed `create` transforms every parameter
-        # recursively and builds a pydantic model of every streamed chunk, and even its
-        # untyped `post` cost about a millisecond of CPU a call, which together were most of
-        # a turn's CPU under load (bench/telegram_concurrency.py).
-        fields: dict[str, Any] = {
+        """Streamed when there is a listener and no schema (half a JSON object is of no use);
+        a stream that brought nothing at all is asked again without streaming, since some
+        servers (llama.cpp's) cannot stream what they have to say: a tool call, an error."""
+        if on_text is None or request.response_schema is not None:
+            return await self._post(request, None)
+        try:
+            return await self._post(request, on_text)
+        except NoAnswer as exc:
+            log.warning("[LLM] %s sent %s; asking again without streaming", request.model, exc)
+        response = await self._post(request, None)
+        if response.text:
+            await on_text(response.text)
+        return response
+
+    async def _post(self, request: LlmRequest, on_text: TextListener | None) -> LlmResponse:
+        params = self._params(request, streamed=on_text is not None)
+        chat = self._client.chat.completions.with_streaming_response
+        async with chat.create(**params) as response:
+            body = _read(response)
+            if on_text is None:
+                content = await read_bounded(body)
+                return from_completion(content, request.max_output_chars)
+            chunks = stream_events(body)
+            return await read_stream(chunks, on_text, request.max_output_chars)
+
+    def _params(self, request: LlmRequest, streamed: bool) -> dict[str, Any]:
+        """`create`'s arguments. The messages and tools, already in the API's shape (each
+        made once, `ChatMessage.api_message`), go in `extra_body`, which the SDK sends as
+        given and which takes precedence over its arguments (as its docs say): its `create`
+        walks every argument against its typed dicts, about 1,400 recursive calls for a
+        history of 40 messages and a few tools, ~5 ms of CPU a call, more than the rest of
+        a turn together (bench/telegram_concurrency.py)."""
+        body: dict[str, Any] = {"messages": api_messages(request.messages, request.images)}
+        params: dict[str, Any] = {
             "model": request.model,
+            "messages": [],  # sent from `extra_body`
             "temperature": request.temperature,
             self._max_tokens_field: request.max_output_tokens,
+            "timeout": request.timeout_seconds,
+            "extra_body": body,
         }
+        if request.tools:
+            body["tools"] = [spec.api_dict for spec in request.tools]
+            # Some servers (llama-cpp-python's) ignore tools unless told they may use them.
+            params["tool_choice"] = "auto"
         if request.response_schema is not None:
-            fields["response_format"] = self._response_format(
-                request.model, request.response_schema
-            )
-        if on_text is None or request.response_schema is not None:
-            completion = await self._chat.complete(_body(fields, request), request.timeout_seconds)
-            return _from_completion(completion, request.max_output_chars)
-        fields["stream"] = True
-        if self._stream_usage:
-            fields["stream_options"] = {"include_usage": True}
-        stream = await self._chat.stream(_body(fields, request), request.timeout_seconds)
-        return await _collect_stream(stream, on_text, request.max_output_chars)
+            response_format = self._response_format(request.model, request.response_schema)
+            if response_format is not None:
+                params["response_format"] = response_format
+        if streamed:
+            params["stream"] = True
+            if self._stream_usage:
+                params["stream_options"] = {"include_usage": True}
+        return params
 
-    def _response_format(self, model: str, schema: dict[str, Any]) -> dict[str, Any]:
-        if model in self._json_object_only:
-            return {"type": "json_object"}  # the prompt has to describe the shape then
+    def _response_format(self, model: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        kind = RESPONSE_FORMATS[self._format_level.get(model, 0)]
+        if kind == "none":
+            return None  # the prompt describes the shape; the caller validates the answer
+        if kind == "json_object":
+            return {"type": "json_object"}
         name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))[:64]
         return {
             "type": "json_schema",
@@ -178,169 +242,86 @@ class OpenAiLlm:
         }
 
 
-def _body(fields: dict[str, Any], request: LlmRequest) -> bytes:
-    """The request's JSON: `fields`, then the tools and messages from the JSON each keeps;
-    the request's images go into its last user message, as content parts."""
-    messages = list(map(_API_JSON, request.messages))
-    if request.images:
-        users = [i for i, m in enumerate(request.messages) if m.role == "user"]
+def api_messages(
+    messages: list[ChatMessage], images: tuple[ImageInput, ...] = ()
+) -> list[dict[str, Any]]:
+    """The messages in the API's shape: consecutive user messages (a turn that failed left
+    its question unanswered) joined into one, since chat templates that need roles to
+    alternate (Mistral's, Gemma's) refuse two in a row; the images go into the last user
+    message, as content parts."""
+    sent: list[dict[str, Any]] = []
+    previous: ChatMessage | None = None
+    for message in messages:
+        if previous is not None and previous.role == message.role == "user":
+            joined = f"{sent[-1]['content']}\n\n{message.content or ''}"
+            sent[-1] = {"role": "user", "content": joined}
+        else:
+            sent.append(message.api_message)
+        previous = message
+    if images:
+        users = [i for i, m in enumerate(sent) if m["role"] == "user"]
         if users:
-            last = users[-1]
-            messages[last] = json.dumps(_with_images(request.messages[last], request.images))
-    parts = [json.dumps(fields)[1:-1], f'"messages": [{", ".join(messages)}]']
-    if request.tools:
-        parts.append(f'"tools": [{", ".join(spec.api_json for spec in request.tools)}]')
-    return f"{{{', '.join(parts)}}}".encode()
+            sent[users[-1]] = _with_images(sent[users[-1]], images)
+    return sent
 
 
-def _with_images(message: ChatMessage, images: tuple[ImageInput, ...]) -> dict[str, Any]:
+def _with_images(message: dict[str, Any], images: tuple[ImageInput, ...]) -> dict[str, Any]:
     """A user message as content parts: its text, then each image as a data URL."""
-    parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message["content"]}]
     for image in images:
         encoded = base64.b64encode(image.data).decode("ascii")
         url = f"data:{image.mime_type};base64,{encoded}"
         parts.append({"type": "image_url", "image_url": {"url": url}})
-    return {**message.api_fields(), "content": parts}
+    return {**message, "content": parts}
 
 
-def _from_completion(completion: object, max_chars: int | None = None) -> LlmResponse:
-    choices = _list(_dict(completion).get("choices"))
-    if not choices:
-        raise LlmError(notices.llm_empty())
-    message = _dict(_dict(choices[0]).get("message"))
-    calls = [
-        ToolCall(
-            id=_str(call.get("id")) or _new_call_id(),
-            name=_str(function.get("name")),
-            arguments=_str(function.get("arguments")) or "{}",
-        )
-        for call in map(_dict, _list(message.get("tool_calls")))
-        if (function := call.get("function")) is not None and isinstance(function, dict)
-    ]
-    text = message.get("content") if isinstance(message.get("content"), str) else None
-    size = len(text or "") + sum(len(call.arguments) for call in calls)
-    usage = _usage(completion)
-    if max_chars is not None and size > max_chars:
-        _log_cut(max_chars)
-        cut = text[:max_chars] if text else None
-        return LlmResponse(cut, calls, truncated=True, usage=usage)
-    return LlmResponse(text=text, tool_calls=calls, usage=usage)
+async def _read(response: openai.AsyncAPIResponse[Any]) -> AsyncIterator[bytes]:
+    """The body's bytes, a failure on the way as the SDK's own error: a time-out as
+    `APITimeoutError`, anything else as `APIConnectionError`, its cause kept. (The SDK maps
+    the failures of sending a request, not those of reading its streamed body.)"""
+    chunks = response.iter_bytes().__aiter__()
+    while True:
+        try:
+            chunk = await anext(chunks)
+        except StopAsyncIteration:
+            return
+        except Exception as exc:
+            request = response.http_response.request
+            if _caused_by(exc, TimeoutError):
+                raise openai.APITimeoutError(request=request) from exc
+            raise openai.APIConnectionError(request=request) from exc
+        yield chunk
 
 
-def _usage(reply: object) -> TokenUsage | None:
-    """The `usage` of a completion or of a stream's last chunk, when the server sent one."""
-    usage = _dict(reply).get("usage")
-    if not isinstance(usage, dict):
-        return None
-    return TokenUsage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+def _caused_by(
+    exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]
+) -> bool:
+    link: BaseException | None = exc
+    while link is not None:
+        if isinstance(link, kind):
+            return True
+        link = link.__cause__ or link.__context__
+    return False
 
 
-def _dict(value: object) -> dict[str, Any]:
-    """A JSON object of the answer, or {} where the server sent something else."""
-    return value if isinstance(value, dict) else {}
+def _said(exc: BaseException) -> str:
+    """What the server said, short and on one line, for a log: the body of an error status
+    as it came (the SDK's message drops a body that is not JSON, such as a proxy's HTML
+    page)."""
+    if isinstance(exc, openai.APIStatusError):
+        try:
+            return quoted(exc.response.text)
+        except Exception:  # a body not read (the stream was cut): the SDK's message then
+            pass
+    return quoted(str(exc))
 
 
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-@dataclass
-class _CallParts:
-    """One tool call as its deltas arrive; arguments kept as parts and joined once."""
-
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-async def _collect_stream(
-    stream: ChatStream, on_text: TextListener, max_chars: int | None = None
-) -> LlmResponse:
-    """`_read_stream`, hanging up when reading ends early: the turn was stopped (cancelled)
-    or a listener failed, so the server stops generating what nobody reads."""
-    try:
-        return await _read_stream(stream, on_text, max_chars)
-    except BaseException:
-        await _close(stream)
-        raise
-
-
-async def _read_stream(
-    stream: ChatStream, on_text: TextListener, max_chars: int | None
-) -> LlmResponse:
-    """Assemble a streamed answer: text deltas go to `on_text`, tool-call deltas are joined.
-
-    Deltas are kept as parts and joined only for the listener, which hears of every delta
-    while the text is short and then each time it grew by a quarter: joining stays linear in
-    the answer's length. Past `max_chars` the stream is closed and the response `truncated`.
-    """
-    parts: list[str] = []
-    text_size = size = reported = 0
-    slots: dict[int, _CallParts] = {}
-    truncated = False
-    usage = None
-    async for chunk in stream:
-        usage = _usage(chunk) or usage
-        choices = _list(_dict(chunk).get("choices"))
-        if not choices:
-            continue
-        delta = _dict(_dict(choices[0]).get("delta"))
-        for part in map(_dict, _list(delta.get("tool_calls"))):
-            slot = slots.setdefault(_int(part.get("index")), _CallParts())
-            slot.id = _str(part.get("id")) or slot.id
-            function = part.get("function")
-            if isinstance(function, dict):
-                slot.name = slot.name or _str(function.get("name"))
-                arguments = _str(function.get("arguments"))
-                slot.arguments.append(arguments)
-                size += len(arguments)
-        content = _str(delta.get("content"))
-        if content:
-            parts.append(content)
-            text_size += len(content)
-            size += len(content)
-        if max_chars is not None and size > max_chars:
-            truncated = True
-            break
-        if content and (text_size < STREAM_EVERY_DELTA_CHARS or text_size >= reported * 1.25):
-            reported = text_size
-            await on_text("".join(parts))
-    text = "".join(parts)
-    if truncated:
-        _log_cut(max_chars)
-        await _close(stream)
-        text = text[:max_chars]
-    elif text and reported != text_size:
-        await on_text(text)
-    calls = [
-        ToolCall(id=s.id or _new_call_id(), name=s.name, arguments="".join(s.arguments) or "{}")
-        for _, s in sorted(slots.items())
-    ]
-    return LlmResponse(text=text or None, tool_calls=calls, truncated=truncated, usage=usage)
-
-
-async def _close(stream: ChatStream) -> None:
-    """Hang up on an answer we stopped reading, so the server stops sending it."""
-    try:
-        await stream.close()
-    except Exception as exc:
-        log.debug("[LLM] closing a cut stream failed: %s", exc)
-
-
-def _log_cut(max_chars: int | None) -> None:
-    log.warning("[LLM] answer cut at %s characters (llm.maxOutputChars)", max_chars)
-
-
-def _new_call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:24]}"
+def _unusable(exc: UnusableAnswer, request: LlmRequest) -> LlmError:
+    """One log line with what the server sent instead of an answer, and what the user hears."""
+    log.error("[LLM] %s sent no usable answer: %s", request.model, exc)
+    if isinstance(exc, NoAnswer):
+        return EmptyAnswer(notices.llm_empty(), str(exc))
+    return LlmError(notices.llm_unreadable(), str(exc))
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -356,12 +337,7 @@ def _unreachable(exc: BaseException) -> bool:
     The SDK's aiohttp transport reports a refused connection as a connect *time-out*; the
     cause it keeps tells the two apart.
     """
-    link: BaseException | None = exc
-    while link is not None:
-        if isinstance(link, aiohttp.ClientConnectorError | ConnectionRefusedError):
-            return True
-        link = link.__cause__ or link.__context__
-    return False
+    return _caused_by(exc, (aiohttp.ClientConnectorError, ConnectionRefusedError))
 
 
 def brief_failure(exc: BaseException | None) -> str:
@@ -381,7 +357,7 @@ def _as_llm_error(
     exc: openai.OpenAIError, request: LlmRequest, attempts: int, elapsed: float
 ) -> LlmError:
     tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
-    detail = f"{brief_failure(exc)} {tries} in {elapsed:.1f}s: {exc}"
+    detail = f"{brief_failure(exc)} {tries} in {elapsed:.1f}s: {_said(exc)}"
     log.error("[LLM] request failed: %s", detail)
     return LlmError(_user_message(exc, request, attempts), detail)
 

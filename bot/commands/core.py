@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
+from bot.compaction import SessionCompactor, SummaryFailed
 from bot.config import RuntimeConfigStore
-from bot.conversation.compaction import SessionCompactor, SummaryFailed
 from bot.conversation.scope import memory_scope_of
 from bot.i18n.catalogue import commands as texts
 from bot.ports.models import ChatModelChoice

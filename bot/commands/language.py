@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
-from bot.i18n import LanguageChoices, language_of_code, speaking
+from bot.i18n import language_of_code, speaking
 from bot.i18n.catalogue import commands as texts
+from bot.storage.languages import LanguageChoices
 
 
 @dataclass
@@ -24,7 +25,8 @@ class LanguageCommands:
         message, word = call.message, call.args.strip().lower()
         wanted = language_of_code(word)
         if word != "auto" and wanted is None:
-            return f"{self._state(call)}\n{texts.language_usage()}"
+            usage = texts.language_usage(_in_terminal(call))
+            return f"{self._state(call)}\n{usage}"
         if not await self.choices.choose(message.user_id, wanted):
             return texts.choice_not_saved()
         return self._state(call)
@@ -33,4 +35,10 @@ class LanguageCommands:
         message = call.message
         now = self.choices.language_for(message.user_id, message.language_code)
         with speaking(now):
-            return texts.language_state(self.choices.chosen(message.user_id) is not None)
+            chosen = self.choices.chosen(message.user_id) is not None
+            return texts.language_state(chosen, _in_terminal(call))
+
+
+def _in_terminal(call: CommandCall) -> bool:
+    """The terminal's automatic language is the locale (`LANG`), not a Telegram app's."""
+    return call.message.address.channel == "terminal"

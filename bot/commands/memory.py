@@ -21,9 +21,14 @@ from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.conversation.scope import MemoryScope, memory_scope_of
 from bot.i18n.catalogue import commands as command_texts
 from bot.i18n.catalogue import memory as texts
-from bot.memory.items import TRAITS
+from bot.memory.model import TRAITS
 from bot.memory.remember_switch import RememberSwitch
-from bot.ports.memory import BrowsableMemory, PendingExtraction, UserMemoryStore
+from bot.ports.memory import (
+    BrowsableMemory,
+    LeavesTraces,
+    PendingExtraction,
+    UserMemoryStore,
+)
 from bot.ports.turns import TurnStopper
 
 log = logging.getLogger(__name__)
@@ -50,8 +55,13 @@ class MemoryCommands:
     """(scope owner, user id) -> when the `/forget all` awaiting `/forget confirm` expires."""
 
     def register(self) -> None:
-        self.registry.register(Command("memory", command_texts.about_memory.say(), self.show))
-        self.registry.register(Command("forget", command_texts.about_forget.say(), self.forget))
+        # What a member sees of memory is theirs alone: in a group it is answered in private.
+        self.registry.register(
+            Command("memory", command_texts.about_memory.say(), self.show, private_in_groups=True)
+        )
+        self.registry.register(
+            Command("forget", command_texts.about_forget.say(), self.forget, private_in_groups=True)
+        )
         self.registry.register(
             Command("remember", command_texts.about_remember.say(), self.remember)
         )
@@ -122,14 +132,19 @@ class MemoryCommands:
             return texts.nothing_to_confirm(self.confirm_seconds)
         if self.extraction is not None:
             await self.extraction.discard(scope.owner)
-        done, failed = [], []
+        done, failed, traces = [], [], []
         for store in self.stores:
             try:
-                done.append((store.label, await store.forget_user(scope.owner)))
+                forgotten = await store.forget_user(scope.owner)
             except Exception as exc:
                 log.warning("[Memory] /forget all: %s failed: %s", store.label, exc)
                 failed.append(store.label)
+                continue
+            done.append((store.label, forgotten))
+            if isinstance(store, LeavesTraces) and (left := store.traces_left(scope.owner)):
+                traces.append(left)
         reply = texts.forgot_all(_listing(done)) if done else ""
+        reply += "".join(f" {left}" for left in traces)
         if failed:
             names = ", ".join(texts.store_name(label) for label in failed)
             reply += " " + texts.could_not_forget(names)

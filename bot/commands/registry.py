@@ -36,6 +36,9 @@ class Command:
     """For the menu and `/help`: a `Say` from the catalogue (`bot/i18n/`); a plain `str` is
     shown as it is in every language (not yet translated)."""
     handler: CommandHandler
+    private_in_groups: bool = False
+    """Its reply is for the asker's eyes only (their memory, their reminders): in a group it
+    goes to them in private (`bot/commands/private_answers.py`)."""
 
     def description_in(self, language: Language) -> str:
         return (
@@ -70,8 +73,19 @@ class CommandRegistry:
             raise ValueError(f"command /{command.name} is already registered")
         self._commands[command.name] = command
 
+    def remove(self, name: str) -> None:
+        """Take a command out where its channel cannot honour it (the terminal has no `/stop`:
+        nothing can be typed while an answer is written)."""
+        self._commands.pop(name, None)
+
     def get(self, name: str) -> Command | None:
         return self._commands.get(name)
+
+    def answers_privately(self, call: CommandCall) -> bool:
+        """Whether `call`'s reply must reach only the member who asked (a group's command whose
+        reply is theirs alone)."""
+        command = self._commands.get(call.name)
+        return call.message.in_group and command is not None and command.private_in_groups
 
     def menu(self) -> list[Command]:
         return list(self._commands.values())

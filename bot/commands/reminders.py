@@ -21,7 +21,9 @@ class ReminderCommands:
     desk: ReminderDesk
 
     def register(self) -> None:
-        self.registry.register(Command("reminders", about_reminders.say(), self.reminders))
+        self.registry.register(
+            Command("reminders", about_reminders.say(), self.reminders, private_in_groups=True)
+        )
 
     async def reminders(self, call: CommandCall) -> str:
         message = call.message

@@ -25,7 +25,7 @@ class SkillCommands:
         self.registry.register(Command("skill", texts.about_skill.say(), self.skill))
 
     async def skill(self, call: CommandCall) -> str:
-        self.library.refresh()
+        await self.library.refresh()
         session = await self.sessions.load(call.message.address.session_key)
         wanted = call.args.strip().lower()
         if not wanted:

@@ -26,17 +26,26 @@ class UsageCommands:
         self.registry.register(Command("usage", texts.about_usage.say(), self.usage))
 
     async def usage(self, call: CommandCall) -> str:
-        config = self.config.current().usage
-        mine = self.ledger.today(call.message.user_id)
+        current = self.config.current()
+        config = current.usage
+        mine = await self.ledger.today(call.message.user_id)
         lines = [texts.usage_today(_amount(mine, config))]
         lines += [f"  {model}: {_amount({model: t}, config)}" for model, t in mine.items()]
+        cut = total(mine).cut
+        if cut:
+            lines.append(texts.usage_cut_answers(cut))
         lines += _budget_lines(mine, config)
+        unpriced = sorted(
+            model for model in mine or [current.llm.model] if model not in config.prices
+        )
+        if unpriced:  # say where a cost comes from, rather than leave it out unexplained
+            lines.append(texts.usage_how_to_price(", ".join(unpriced)))
         if call.message.operator:
-            lines += self._everyone(config)
+            lines += await self._everyone(config)
         return "\n".join(lines)
 
-    def _everyone(self, config: UsageConfig) -> list[str]:
-        everyone = self.ledger.today_all()
+    async def _everyone(self, config: UsageConfig) -> list[str]:
+        everyone = await self.ledger.today_all()
         if not everyone:
             return [texts.usage_nobody_yet()]
         ranked = sorted(everyone.items(), key=lambda entry: -total(entry[1]).tokens)

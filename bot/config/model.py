@@ -79,6 +79,12 @@ class TelegramConfig(Section):
         le=2000,
         description="Largest file downloaded; Telegram's cloud Bot API caps this at 20.",
     )
+    messages_per_second: int = Field(
+        30, ge=0, description="New messages the bot sends in any second, all chats (0: no cap)."
+    )
+    group_messages_per_minute: int = Field(
+        20, ge=0, description="New messages one group gets in any minute (0: no cap)."
+    )
 
 
 QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]
@@ -140,16 +146,23 @@ class MemoryConfig(Section):
     overflow_min_score: float = Field(
         0.7, ge=0, le=1, description="Items scoring this much may go past the soft budget."
     )
-    min_score: float = Field(0.4, ge=0, le=1, description="Weaker matching items are left out.")
+    min_score: float = Field(0.3, ge=0, le=1, description="Weaker matching items are left out.")
     semantic_top_k: int = Field(6, ge=0, le=50)
     procedural_top_k: int = Field(3, ge=0, le=50)
-    episodic_top_k: int = Field(6, ge=0, le=50)
+    episodic_top_k: int = Field(16, ge=0, le=50)
     promotion_min_confidence: float = Field(
         0.8, ge=0.5, le=1, description="Episodic items this confident become semantic/procedural."
     )
-    decay_days: float = Field(30, gt=0, le=3650, description="Half-life of an item's recency.")
-    lookback_days: int = Field(21, ge=1, le=3650, description="Older episodes are not recalled.")
-    episodic_ttl_days: int = Field(90, ge=1, le=3650, description="Days until an episode goes.")
+    decay_days: float = Field(365, gt=0, le=3650, description="Half-life of an item's recency.")
+    lookback_days: int | None = Field(
+        None, ge=1, le=3650, description="Older episodes are not recalled; None: all are."
+    )
+    episodic_ttl_days: int | None = Field(
+        None, ge=1, le=3650, description="Days until an episode goes; None: kept (see the cap)."
+    )
+    max_episodes: int = Field(
+        20_000, ge=100, le=1_000_000, description="Per user: the oldest episodes go past this."
+    )
     extraction: ExtractionMode = Field(
         "rules", description="Who finds facts in the user's messages: rules, an LLM, or both."
     )
@@ -184,6 +197,9 @@ class MediaConfig(Section):
     )
     read_timeout_seconds: float = Field(
         60, gt=0, le=600, description="Reading one file (text, resizing), wall clock."
+    )
+    read_cpu_seconds: int = Field(
+        20, ge=1, le=600, description="CPU time reading one file may take; past it, too costly."
     )
 
 
@@ -349,9 +365,23 @@ class McpServerConfig(Section):
 
 
 class McpConfig(Section):
-    """Tools from MCP servers, by server name; an edit applies without a restart."""
+    """Tools from MCP servers, by server name; an edit applies without a restart. Every
+    server's tools go into every LLM request, so what they may add is bounded."""
 
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    max_tools_per_server: int = Field(
+        32, ge=1, le=128, description="A server's tools past this many are not offered."
+    )
+    max_schema_kilobytes: int = Field(
+        8, ge=1, le=256, description="A tool whose argument schema is larger is not offered."
+    )
+    max_tools_kilobytes: int = Field(
+        64,
+        ge=4,
+        le=4096,
+        description="All servers' tools together (names, descriptions, schemas), in the "
+        "order the servers are listed: the tools past it are not offered.",
+    )
 
     @field_validator("servers")
     @classmethod

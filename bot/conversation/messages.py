@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,7 +44,7 @@ class ChatMessage(BaseModel):
     """One message of a conversation, in the shape of the OpenAI chat API.
 
     A message never changes once made (the model is frozen): every turn weighs, sends and
-    saves the whole history again, so what is derived from a message (`tokens`, `api_json`,
+    saves the whole history again, so what is derived from a message (`tokens`, `api_message`,
     `stored_json`) is worked out once and kept with it. (`model_copy(update=...)` would keep
     them stale: make a new message instead.)
     """
@@ -75,14 +74,16 @@ class ChatMessage(BaseModel):
         return self.model_dump_json()
 
     @cached_property
-    def api_json(self) -> str:
-        """The message as JSON text in the chat completions API's shape (what the LLM gets of
-        it: no time, ids or author)."""
-        return json.dumps(self.api_fields())
+    def api_message(self) -> dict[str, Any]:
+        """The message in the chat completions API's shape (what the LLM gets of it: no time,
+        ids or author), made once and shared: read it, never change it."""
+        return self.api_fields()
 
     def api_fields(self) -> dict[str, Any]:
         """The message as a JSON object in the chat completions API's shape (a new one)."""
-        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        # Never null: llama-cpp-python's server refuses an assistant's tool-call message whose
+        # content is null (HTTP 500), and every server takes "".
+        data: dict[str, Any] = {"role": self.role, "content": self.content or ""}
         if self.tool_calls:
             data["tool_calls"] = [
                 {
@@ -94,8 +95,6 @@ class ChatMessage(BaseModel):
             ]
         if self.role == "tool":
             data["tool_call_id"] = self.tool_call_id
-        elif data["content"] is None and not self.tool_calls:
-            data["content"] = ""
         return data
 
     @classmethod
@@ -156,6 +155,12 @@ class IncomingFile:
     def caption_in(self, text: str) -> str:
         """What the sender wrote with the file: `text` without the label."""
         return text.removeprefix(self.label).strip()
+
+    def senders_words(self, text: str) -> str:
+        """`text` as far as the sender wrote it: a document's label carries its file name,
+        which whoever made the file chose, so only the caption is theirs; a photo's label
+        names nothing from outside."""
+        return text if self.is_photo else self.caption_in(text)
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ class Session(BaseModel):
     def trim(self, max_messages: int) -> int:
         """Drop the oldest whole turns until at most `max_messages` remain (the last turn is
         always kept whole); returns how many messages went. Compaction summarises them first
-        (`bot/conversation/compaction.py`); this is what is left when it cannot."""
+        (`bot/compaction.py`); this is what is left when it cannot."""
         cut = self.cut_for(UNLIMITED, max_messages)
         del self.messages[:cut]
         return cut

@@ -1,8 +1,7 @@
-"""The bot's own texts in English and Russian: the language of each message, the per-user
-choice (`/language`), and the catalogue (`bot/i18n/catalogue/`). `docs/LANGUAGES.md` says how
-to add a text or a language."""
+"""The bot's own texts in English and Russian: the language of each message, and the catalogue
+(`bot/i18n/catalogue/`); each user's `/language` is kept by `bot/storage/languages.py`.
+`docs/LANGUAGES.md` says how to add a text or a language."""
 
-from bot.i18n.choices import LanguageChoices
 from bot.i18n.language import (
     FALLBACK,
     Language,
@@ -15,7 +14,6 @@ from bot.i18n.phrase import Phrase, Say, phrase
 __all__ = [
     "FALLBACK",
     "Language",
-    "LanguageChoices",
     "Phrase",
     "Say",
     "current_language",

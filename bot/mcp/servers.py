@@ -13,37 +13,17 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from bot.config.model import McpConfig, McpServerConfig
 from bot.conversation.scope import MemoryScope
 from bot.mcp.connection import MCP_BACKOFF, McpServerConnection, ServerState
-from bot.mcp.naming import namespaced
+from bot.mcp.offer import Offer, offer
 from bot.retry import Backoff
-from bot.tools.registry import RawTool, ToolContext
+from bot.tools.registry import RawTool
 
 log = logging.getLogger(__name__)
 
-MAX_DESCRIPTION_CHARS = 1000
-"""A tool's description goes into every prompt: a server's essay is cut here."""
 WATCH_SECONDS = 2.0
-_EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-
-
-@dataclass(frozen=True)
-class McpTool:
-    """One server tool as the registry sees it: namespaced, its schema passed through."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    timeout_seconds: float | None
-    remote_name: str
-    connection: McpServerConnection
-
-    async def run(self, arguments: dict[str, Any], context: ToolContext) -> str:
-        return await self.connection.call(self.remote_name, arguments)
 
 
 class McpServers:
@@ -55,7 +35,11 @@ class McpServers:
         environ: Mapping[str, str],
         backoff: Backoff = MCP_BACKOFF,
         watch_seconds: float = WATCH_SECONDS,
+        connect: Callable[..., McpServerConnection] = McpServerConnection,
     ) -> None:
+        """`connect(name, server config, environ, backoff)` makes a server's connection;
+        tests hand in one that needs no process."""
+        self._connect = connect
         self._config = config
         self._environ = environ
         self._backoff = backoff
@@ -64,8 +48,8 @@ class McpServers:
         self._connections: dict[str, McpServerConnection] = {}
         self._stopping: set[asyncio.Task[None]] = set()
         self._watcher: asyncio.Task[None] | None = None
-        self._tools: list[RawTool] = []
-        self._tools_key: tuple[tuple[int, int, bool, int], ...] = ()
+        self._offer = Offer()
+        self._offer_key: tuple[object, ...] = ()
 
     async def start(self) -> None:
         self.apply()
@@ -86,20 +70,21 @@ class McpServers:
         return self._connections.get(name)
 
     def current_tools(self) -> list[RawTool]:
-        """The tools of every connected server, filtered by its `allowedTools`; rebuilt only
-        when a server connected, went away or had its config changed."""
+        """The tools of every connected server, filtered by its `allowedTools`, within the
+        bounds of `bot/mcp/offer.py`; rebuilt only when a server connected, went away or had
+        its config changed, and then each trimmed server is logged once."""
         if self._watcher is None:
             return []  # not started (or closed): no server runs
         self.apply()
-        key = tuple(
-            (id(c), c.generation, c.offering, id(c.config)) for c in self._connections.values()
-        )
-        if key != self._tools_key:
-            self._tools_key = key
-            self._tools = [
-                tool for c in self._connections.values() if c.offering for tool in _tools_of(c)
-            ]
-        return list(self._tools)
+        config = self._config()
+        offering = [c for name in config.servers if (c := self._connections.get(name))]
+        key = (id(config), *((id(c), c.generation, c.offering, id(c.config)) for c in offering))
+        if key != self._offer_key:
+            self._offer_key = key
+            self._offer = offer([c for c in offering if c.offering], config)
+            for name, what in self._offer.trimmed.items():
+                log.warning("[MCP] %s: tools left out: %s", name, what)
+        return list(self._offer.tools)
 
     def apply(self) -> None:
         """Bring the running servers in line with the config (no-op when it is unchanged)."""
@@ -117,7 +102,7 @@ class McpServers:
                 running.config = server  # allowed tools and timeout apply at once
         for name, server in wanted.items():
             if name not in self._connections:
-                connection = McpServerConnection(name, server, self._environ, self._backoff)
+                connection = self._connect(name, server, self._environ, self._backoff)
                 self._connections[name] = connection
                 connection.start()
                 log.info("[MCP] %s: starting", name)
@@ -142,8 +127,24 @@ class McpServers:
         states = self.states()
         if not states:
             return []
-        shown = [f"{name} {_describe_state(state, operator)}" for name, state in states.items()]
-        return ["MCP servers: " + "; ".join(shown)]
+        self.current_tools()  # what is offered now, and what was left out
+        shown = [
+            f"{name} {_describe_state(state, operator, self._offered(name))}"
+            for name, state in states.items()
+        ]
+        lines = ["MCP servers: " + "; ".join(shown)]
+        if operator and self._offer.trimmed:
+            trims = (f"{name}: {what}" for name, what in self._offer.trimmed.items())
+            lines.append("MCP tools left out: " + "; ".join(trims))
+        return lines
+
+    def _offered(self, name: str) -> str | None:
+        """`12 of 205 tools` for a server some of whose tools are left out; else None."""
+        listed = self._offer.listed.get(name)
+        if listed is None:
+            return None
+        count = sum(1 for t in self._offer.tools if t.connection.name == name)
+        return f"{count} of {listed} tools offered"
 
     def _stop_in_background(self, connection: McpServerConnection) -> None:
         log.info("[MCP] %s: stopping (config changed)", connection.name)
@@ -161,37 +162,16 @@ class McpServers:
                 log.exception("[MCP] applying the config failed")
 
 
-def _tools_of(connection: McpServerConnection) -> list[RawTool]:
-    config = connection.config
-    tools: list[RawTool] = []
-    for listed in connection.listed:
-        if not config.offers(listed.name):
-            continue
-        description = (listed.description or listed.title or listed.name).strip()
-        schema = listed.input_schema
-        tools.append(
-            McpTool(
-                namespaced(connection.name, listed.name),
-                description[:MAX_DESCRIPTION_CHARS],
-                schema if schema.get("type") == "object" else _EMPTY_SCHEMA,
-                config.timeout_seconds,
-                listed.name,
-                connection,
-            )
-        )
-    return tools
-
-
 def _needs_restart(old: McpServerConfig, new: McpServerConfig) -> bool:
     same_except = {"allowed_tools", "timeout_seconds"}
     return old.model_dump(exclude=same_except) != new.model_dump(exclude=same_except)
 
 
-def _describe_state(state: ServerState | None, operator: bool) -> str:
+def _describe_state(state: ServerState | None, operator: bool, offered: str | None) -> str:
     if state is None:
         return "off"
     if state.phase == "ready":
-        return f"ready ({state.tools} tools)"
+        return f"ready ({offered or f'{state.tools} tools'})"
     text = {"starting": "starting", "restarting": "restarting", "failed": "down"}.get(
         state.phase, state.phase
     )

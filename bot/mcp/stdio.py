@@ -5,10 +5,16 @@ writing without end would grow the bot's memory without bound. This one refuses 
 longer than `max_message_bytes` and ends the connection (the server is then restarted with
 back-off); it keeps only the last lines of the server's stderr, for the log; and it stops the
 server as the MCP spec says (stdin closed, a grace period, then the whole process group).
+
+A server can write without pause, so what it costs to read is kept near the cost of the
+pipe itself: of each chunk of stderr only its last lines are looked at (`rsplit` from the
+end), and a notification (a message without an `id`; the bot asks for none and acts on none)
+is counted and dropped after `json.loads`, never validated or passed to the session.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 from collections import deque
@@ -55,6 +61,7 @@ class TransportWatch:
     """Called when the server's stdout ends: it exited, crashed, or was cut off."""
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=_STDERR_LINES))
     problem: str | None = None
+    notifications_dropped: int = 0
     http_refusal: int | None = None
     """The last HTTP error status the server answered (the SDK reports only "an error")."""
 
@@ -118,8 +125,13 @@ async def _read_stdout(
                 ):
                     raise MessageTooLarge(f"a message over {max_message_bytes:,} bytes")
                 for line in lines:
-                    if line.strip():
-                        await to_session.send(_parse(bytes(line)))
+                    if not line.strip():
+                        continue
+                    message = _parse(bytes(line))
+                    if message is None:
+                        watch.notifications_dropped += 1
+                    else:
+                        await to_session.send(message)
     except MessageTooLarge as exc:
         watch.problem = f"sent {exc}; disconnected"
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -128,9 +140,14 @@ async def _read_stdout(
         watch.on_end()
 
 
-def _parse(line: bytes) -> SessionMessage | Exception:
+def _parse(line: bytes) -> SessionMessage | Exception | None:
+    """The message on `line`, the error that made it unreadable, or None for a notification
+    (checked on `json.loads`' dict, in C, before pydantic's validation)."""
     try:
-        return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
+        found = json.loads(line)
+        if isinstance(found, dict) and "method" in found and "id" not in found:
+            return None
+        return SessionMessage(jsonrpc_message_adapter.validate_python(found, by_name=False))
     except (ValidationError, ValueError) as exc:
         return exc  # the session logs it and goes on, as with the SDK's transport
 
@@ -153,9 +170,10 @@ async def _keep_stderr_tail(process: anyio.abc.Process, watch: TransportWatch) -
     with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
         while True:
             chunk = await process.stderr.receive(_READ_CHUNK)
-            *lines, partial = (partial + chunk).split(b"\n")
+            # only the last lines can stay in the tail: the rest of the chunk is never split
+            *lines, partial = (partial + chunk).rsplit(b"\n", _STDERR_LINES + 1)
             partial = partial[-_STDERR_LINE_CHARS:]
-            for line in lines:
+            for line in lines[-_STDERR_LINES:]:
                 text = line.decode("utf-8", "replace").strip()
                 if text:
                     watch.stderr_tail.append(text[:_STDERR_LINE_CHARS])

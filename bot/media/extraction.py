@@ -9,30 +9,12 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from dataclasses import dataclass
 
 from bot.conversation.messages import clean_text
 from bot.i18n.catalogue import media as texts
-from bot.media.kinds import FileKind
+from bot.media.model import ExtractedText, FileKind, UnreadableFile
 
 _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
-
-
-class UnreadableFile(Exception):
-    """The file could not be read; the message says why, in words for the sender."""
-
-
-@dataclass(frozen=True)
-class ExtractedText:
-    """What was read: the text, and how much of the file it covers."""
-
-    text: str
-    pages: int | None
-    """Pages in the file (PDF only)."""
-    pages_read: int | None
-    """Pages read: fewer than `pages` when `max_pages` stopped the reading."""
-    truncated: bool
-    """The text was cut at `max_chars`."""
 
 
 def extract_text(data: bytes, kind: FileKind, max_pages: int, max_chars: int) -> ExtractedText:

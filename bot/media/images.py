@@ -8,24 +8,15 @@ from __future__ import annotations
 
 import io
 import warnings
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.i18n.catalogue import media as texts
-from bot.media.extraction import UnreadableFile
+from bot.media.model import PreparedImage, UnreadableFile
 
 if TYPE_CHECKING:
     from PIL import Image
 
 JPEG_QUALITY = 85
-
-
-@dataclass(frozen=True)
-class PreparedImage:
-    data: bytes
-    mime_type: str
-    width: int
-    height: int
 
 
 def downscale_image(data: bytes, max_side: int, max_pixels: int) -> PreparedImage:

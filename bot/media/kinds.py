@@ -4,23 +4,15 @@ the bytes are judged by the reader itself, which refuses what does not parse."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from bot.i18n.catalogue import media as texts
+from bot.media.model import FileKind
 
 if TYPE_CHECKING:
     from bot.config import RuntimeConfig
     from bot.conversation import IncomingFile
-
-
-class FileKind(StrEnum):
-    IMAGE = "image"
-    PDF = "pdf"
-    DOCX = "docx"
-    TEXT = "text"
-    MARKDOWN = "markdown"
 
 
 DOCUMENT_KINDS = (FileKind.PDF, FileKind.DOCX, FileKind.TEXT, FileKind.MARKDOWN)
@@ -64,15 +56,18 @@ def file_kind(file_name: str | None, mime_type: str | None) -> FileKind | None:
     return _BY_SUFFIX.get(suffix)
 
 
-def refusal_before_reading(file: IncomingFile, config: RuntimeConfig) -> str | None:
+def refusal_before_reading(
+    file: IncomingFile, config: RuntimeConfig, captioned: bool = False
+) -> str | None:
     """What to answer a file the bot will not read, judged by its name and type alone (a
     channel asks before downloading it): an unknown type, or a photo while `llm.vision` is
-    off. None when the file is worth reading."""
+    off. None when the file is worth reading. `captioned`: the file came with words, which
+    the channel answers after this line, so a photo's refusal asks for no description."""
     kind = file_kind(file.file_name, file.mime_type)
     if kind is None:
         return texts.unknown_type(quoted_name(file.file_name))
     if kind is FileKind.IMAGE and not config.llm.vision:
-        return texts.vision_off()
+        return texts.picture_unseen() if captioned else texts.vision_off()
     return None
 
 

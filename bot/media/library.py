@@ -13,8 +13,9 @@ from datetime import datetime
 
 from bot.conversation import MemoryScope
 from bot.media.chunking import chunk_text
+from bot.media.kinds import FileKind
 from bot.memory.episodes import attributed
-from bot.memory.items import ItemType, MemoryItem, new_item
+from bot.memory.model import ItemType, MemoryItem, new_item
 from bot.ports.memory import DocumentNotes
 from bot.ports.rag import IndexQueuePort
 from bot.rag.documents import shared_file_piece
@@ -22,6 +23,13 @@ from bot.rag.documents import shared_file_piece
 log = logging.getLogger(__name__)
 
 NOTE_CONFIDENCE = 0.6
+NOTE_KINDS = {
+    FileKind.PDF: "a PDF document",
+    FileKind.DOCX: "a Word document",
+    FileKind.TEXT: "a text file",
+    FileKind.MARKDOWN: "a Markdown file",
+    FileKind.IMAGE: "an image",
+}
 
 
 class DocumentLibrary:
@@ -53,16 +61,17 @@ class DocumentLibrary:
         return len(pieces)
 
     async def note(
-        self, scope: MemoryScope, file_name: str, at: datetime, summary: str, source: str
+        self, scope: MemoryScope, kind: FileKind, at: datetime, summary: str, source: str
     ) -> MemoryItem | None:
         """One line in short-term memory: what was shared and when (`summary`: "3 pages,
         5,210 characters"), a fact kept as long as the document. None when the disk refused
-        it (the document is filed all the same)."""
+        it (the document is filed all the same). The file's name stays out: whoever made the
+        file chose it, and a fact holds only what the user said or the bot saw itself."""
         if self._notes is None:
             return None
         item = new_item(
             ItemType.FACT,
-            f'The user shared the document "{file_name}" ({summary}) on {at:%Y-%m-%d %H:%M} UTC; '
+            f"The user shared {NOTE_KINDS[kind]} ({summary}) on {at:%Y-%m-%d %H:%M} UTC; "
             "its text is in long-term memory.",
             source=source,
             confidence=NOTE_CONFIDENCE,

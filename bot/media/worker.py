@@ -1,8 +1,9 @@
 """The child process that reads one file: `python -I bot/media/worker.py '<job JSON>'`.
 
 The file's bytes come on stdin; one JSON object goes to stdout: the result, or
-`{"error": "<message for the sender>"}`. The address space is capped first, so a
-decompression bomb ends this process, not the bot. Started by `MediaReader`, which kills it
+`{"error": "<message for the sender>"}`. The address space and the CPU time are capped
+first, so a decompression bomb or a file that costs minutes of work ends this process, not
+the bot. Started by `MediaReader`, which kills it
 when its time is up.
 """
 
@@ -19,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `-I` leaves the 
 
 from bot.i18n import FALLBACK, Language, speaking
 from bot.i18n.catalogue import media as texts
-from bot.media.extraction import UnreadableFile, extract_text
+from bot.media.extraction import extract_text
 from bot.media.images import downscale_image
-from bot.media.kinds import FileKind
+from bot.media.model import FileKind, UnreadableFile
 
 
 def run(job: dict[str, Any], data: bytes) -> dict[str, Any]:
@@ -46,6 +47,8 @@ def main() -> None:
     job = json.loads(sys.argv[1])
     limit = job["memory_mb"] * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    cpu = job["cpu_seconds"]  # past it the kernel sends SIGXCPU: the reader says "too costly"
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     data = sys.stdin.buffer.read()
     with speaking(Language(job.get("language", FALLBACK))):
         answer = answer_to(job, data)

@@ -13,9 +13,10 @@ import re
 from datetime import datetime
 
 from bot.conversation.scope import Speaker
+from bot.memory.dates import resolve_relative_dates
 from bot.memory.extraction import extract_facts
 from bot.memory.facts import Fact
-from bot.memory.items import TRAITS, ItemType, MemoryItem, fingerprint, new_item, shorten
+from bot.memory.model import TRAITS, ItemType, Layer, MemoryItem, fingerprint, new_item, shorten
 from bot.small_talk import is_small_talk, is_trivial_exchange
 
 EXCHANGE_USER = "User: "
@@ -23,6 +24,14 @@ EXCHANGE_ANSWER = " → Assistant: "
 """How an episode's content frames the two sides of the exchange."""
 USER_CHARS = 280
 ASSISTANT_CHARS = 220
+SHORT_ANSWER_CHARS = 100
+"""An answer to a question this short may state a fact ("Your flight is on the 12th."); a
+longer one is the assistant's advice, which `# Memory` leaves out to spend its budget on the
+user's words. The answer to a statement is an acknowledgement, left out too."""
+_QUESTION = re.compile(
+    r"\?\s*$|^(?:[^:]{1,40}: )?(?:what|when|where|who|which|how|why|is|are|do|does|did|can)\b",
+    re.IGNORECASE,
+)
 
 EPISODE_CONFIDENCE = 0.5
 _USERS, _USER = "The user's ", "The user "
@@ -39,7 +48,7 @@ def items_from_exchange(
     assistant_text: str | None,
     source: str,
     now: datetime,
-    episode_ttl_days: int,
+    episode_ttl_days: int | None,
     with_rules: bool = True,
     speaker: Speaker | None = None,
 ) -> list[MemoryItem]:
@@ -98,10 +107,12 @@ def fact_item(fact: Fact, source: str, now: datetime) -> MemoryItem:
 
 
 def episode(
-    user_text: str, assistant_text: str, source: str, now: datetime, ttl_days: int
+    user_text: str, assistant_text: str, source: str, now: datetime, ttl_days: int | None
 ) -> MemoryItem:
-    """The exchange, identified by the user's words: the same question again is a repeat."""
-    user, answer = shorten(user_text, USER_CHARS), shorten(assistant_text, ASSISTANT_CHARS)
+    """The exchange, identified by the user's words: the same question again is a repeat.
+    Relative days in them are resolved to dates as of `now`, when they were said."""
+    user = shorten(resolve_relative_dates(user_text, now), USER_CHARS)
+    answer = shorten(assistant_text, ASSISTANT_CHARS)
     return new_item(
         ItemType.EXCHANGE,
         f"{EXCHANGE_USER}{user}{EXCHANGE_ANSWER}{answer}",
@@ -114,10 +125,35 @@ def episode(
     )
 
 
+def said_and_answered(content: str) -> tuple[str, str]:
+    """An episode's two sides: what the user said (a group's keeps the speaker's name, "Anna:
+    …") and the assistant's answer."""
+    said, _, answer = content.partition(EXCHANGE_ANSWER)
+    return said.removeprefix(EXCHANGE_USER), answer
+
+
+def episode_line_text(content: str) -> str:
+    """What `# Memory` shows of an episode: the user's words, and the answer only when it is
+    short enough to be a fact rather than advice."""
+    said, answer = said_and_answered(content)
+    if _QUESTION.search(said) and answer and len(answer) <= SHORT_ANSWER_CHARS:
+        return f"{said} → {answer}"
+    return said
+
+
+def promotable(item: MemoryItem, threshold: float) -> bool:
+    """Whether a repeated exchange becomes a how-to: confident enough (asked again and again)
+    and looking like one. Anything else said again stays an episode, more confident: a
+    repeat of "started a new series, already hooked" is not a fact about the user, and
+    facts come from what the user states (the rules, or LLM extraction)."""
+    if item.layer is not Layer.EPISODIC or item.confidence < threshold:
+        return False
+    return bool(_HOWTO_QUESTION.search(item.title) or _HOWTO_ANSWER.search(item.content))
+
+
 def promoted(item: MemoryItem, now: datetime) -> MemoryItem:
-    """`item` moved out of the episodic layer: a how-to when it looks like one, else a fact."""
-    how_to = bool(_HOWTO_QUESTION.search(item.title) or _HOWTO_ANSWER.search(item.content))
-    item_type = ItemType.HOWTO if how_to else ItemType.FACT
+    """`item` moved out of the episodic layer into procedural memory, as a how-to."""
+    item_type = ItemType.HOWTO
     return item.model_copy(
         update={
             "layer": TRAITS[item_type].layer,

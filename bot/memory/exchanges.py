@@ -11,7 +11,7 @@ from datetime import datetime
 from bot.config.model import MemoryConfig
 from bot.conversation import Speaker
 from bot.memory.episodes import items_from_exchange
-from bot.memory.items import MemoryItem
+from bot.memory.model import MemoryItem
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from bot.memory import rules_en, rules_ru  # noqa: F401  (registering their rules, English first)
 from bot.memory.facts import RULES, Fact, clean_value
-from bot.memory.items import ItemType
+from bot.memory.model import ItemType
 from bot.memory.text import tokens
 
 # -- sentences ----------------------------------------------------------------------------
@@ -72,10 +72,29 @@ _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 _RU_REMEMBER = "Пользователь просил запомнить: {}"
 
 
+_REMEMBER_AFTER = re.compile(
+    r"[\s,;:—-]+(?:please\s+)?(?:remember|note|keep in mind|don't forget)\s+(?:that|this|it)$",
+    re.IGNORECASE,
+)
+"""A request to remember after the statement: "I'm allergic to peanuts, remember that"."""
+_FIRST_PERSON = [
+    (re.compile(r"\bI(?:'m|’m| am)\b"), "the user is"),
+    (re.compile(r"\bI(?:'ve|’ve| have)\b"), "the user has"),
+    (re.compile(r"\bI\b"), "the user"),
+    (re.compile(r"\b(?:my|My)\b"), "the user's"),
+    (re.compile(r"\b(?:me|Me)\b"), "the user"),
+]
+"""Pronouns of a note to remember that no rule reads, turned to the third person: the item
+says what is true of the user, not the words they asked with."""
+
+
 def extract_facts(user_text: str) -> list[Fact]:
     """Durable facts the user states in `user_text`, in order, without repeats."""
     facts: list[Fact] = []
     for clause in clauses(user_text):
+        asked_after = _REMEMBER_AFTER.search(clause)
+        if asked_after is not None:
+            clause = f"remember that {clause[: asked_after.start()]}"
         fact = _explicit(clause) or _match(clause)
         if fact is not None and fact not in facts:
             facts.append(fact)
@@ -93,8 +112,16 @@ def _explicit(clause: str) -> Fact | None:
     note = clean_value(rest)
     if note is None or len(tokens(note)) < 2:
         return None
-    template = _RU_REMEMBER if _CYRILLIC.search(note) else "The user asked to remember: {}"
-    return Fact(ItemType.FACT, template.format(note), EXPLICIT_CONFIDENCE)
+    if _CYRILLIC.search(note):
+        return Fact(ItemType.FACT, _RU_REMEMBER.format(note), EXPLICIT_CONFIDENCE)
+    return Fact(ItemType.FACT, _third_person(note), EXPLICIT_CONFIDENCE)
+
+
+def _third_person(note: str) -> str:
+    """ "my train leaves at 7:10" -> "The user's train leaves at 7:10." """
+    for pronoun, replacement in _FIRST_PERSON:
+        note = pronoun.sub(replacement, note)
+    return f"{note[0].upper()}{note[1:]}."
 
 
 def _match(clause: str) -> Fact | None:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.memory.items import ItemType
+from bot.memory.model import ItemType
 from bot.memory.text import tokens
 
 MAX_VALUE_CHARS = 200

@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from pydantic import ValidationError
 
-from bot.memory.items import Layer, MemoryItem
+from bot.memory.model import Layer, MemoryItem
 from bot.storage.atomic import append_line_safely, write_atomic
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from bot.config.model import RuntimeConfig
-from bot.memory.items import MemoryItem
 from bot.memory.llm_operations import (
     NEAREST_ITEMS,
     Operation,
@@ -36,6 +35,7 @@ from bot.memory.llm_operations import (
     parse_operations,
     plan,
 )
+from bot.memory.model import MemoryItem
 from bot.ports.llm import LlmError, LlmPort
 from bot.ports.memory import ExtractionTarget
 
@@ -199,7 +199,8 @@ class LlmFactExtractor:
             )
             return
         if _wanted(self._config()):
-            await self._store(user_id, plan(operations, shown, batch[-1].source))
+            said = [m.text for m in batch]
+            await self._store(user_id, plan(operations, shown, batch[-1].source, said))
 
     async def _ask(
         self, config: RuntimeConfig, user_id: str, messages: list[str]
@@ -228,11 +229,13 @@ class LlmFactExtractor:
         level = logging.INFO if updated or deleted or changes.additions else logging.DEBUG
         log.log(
             level,
-            "[Memory] LLM extraction: %d added, %d updated, %d deleted, %d ignored",
+            "[Memory] LLM extraction: %d added, %d updated, %d deleted, %d ignored "
+            "(%d not in the user's words)",
             len(changes.additions),
             updated,
             deleted,
             changes.ignored,
+            changes.ungrounded,
         )
 
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, mod
 
 from bot.config.model import RuntimeConfig
 from bot.conversation import ChatMessage
-from bot.memory.items import ItemType, MemoryItem, new_item, shorten
+from bot.memory.model import ItemType, MemoryItem, new_item, shorten
 from bot.memory.text import term_set
 from bot.ports.llm import LlmRequest
 
@@ -201,15 +201,40 @@ class Plan:
     updates: list[tuple[str, ItemType, str]] = field(default_factory=list)
     deletions: list[str] = field(default_factory=list)
     ignored: int = 0
+    ungrounded: int = 0
+    """ADDs and UPDATEs whose words the user never said (of `ignored`)."""
 
 
-def plan(operations: list[Operation], shown: dict[str, MemoryItem], source: str) -> Plan:
+ABOUT_THE_USER = term_set("the user user's users пользователь пользователя пользователю")
+"""Words every fact has ("The user's sister...", "Пользователь живёт..."): they ground
+nothing."""
+
+
+def grounded(fact: str, heard: frozenset[str]) -> bool:
+    """Whether `fact` comes from what the user said: at least half of its meaningful words
+    (stemmed, "user" aside) are among `heard`, the terms of the user's messages. A weak model
+    copies the prompt's examples ("The user lives in Berlin.") or words that were never the
+    user's; a rewording of what they said ("peanuts make me ill": "The user is allergic to
+    peanuts.") keeps enough of their words."""
+    terms = term_set(fact) - ABOUT_THE_USER
+    return bool(terms) and 2 * len(terms & heard) >= len(terms)
+
+
+def plan(
+    operations: list[Operation], shown: dict[str, MemoryItem], source: str, said: list[str]
+) -> Plan:
     """Map aliases back to items. An unknown alias, a second change to one item, an ADD that
-    repeats a shown item and an UPDATE that changes nothing are ignored."""
+    repeats a shown item, an UPDATE that changes nothing, and an ADD or UPDATE not grounded in
+    `said` (the user's messages) are ignored."""
     result = Plan()
     touched: set[str] = set()
+    heard = term_set("\n".join(said))
     for op in operations[:MAX_OPERATIONS]:
         if op.op == "NONE":
+            continue
+        if op.op in ("ADD", "UPDATE") and not grounded(op.text, heard):
+            result.ignored += 1
+            result.ungrounded += 1
             continue
         if op.op == "ADD":
             if any(term_set(op.text) == term_set(item.content) for item in shown.values()):

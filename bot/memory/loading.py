@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.memory.episodes import promoted
+from bot.memory.episodes import promotable, promoted
 from bot.memory.files import UserFiles
-from bot.memory.items import Layer, MemoryItem
+from bot.memory.model import MemoryItem
 from bot.memory.text import tokens
 from bot.memory.user_items import UserItems
 
@@ -47,7 +47,7 @@ def read_items(
     loaded: list[MemoryItem] = []
     ready: list[MemoryItem] = []
     for item in files.load(now, layered_read if on_quick is not None else None):
-        if item.layer is Layer.EPISODIC and item.confidence >= promotion_threshold:
+        if promotable(item, promotion_threshold):
             item = promoted(item, now)
             ready.append(item)
         loaded.append(item)

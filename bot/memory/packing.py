@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from bot.config.model import MemoryConfig
 from bot.conversation.messages import CHARS_PER_TOKEN
-from bot.memory.items import TRAITS, Layer, MemoryItem
-from bot.memory.scoring import ScoredItem
+from bot.memory.episodes import episode_line_text, said_and_answered
+from bot.memory.model import TRAITS, ItemType, MemoryItem, ScoredItem, shorten
+from bot.memory.text import term_set
 
 MAX_ITEM_CHARS = 480
 """One line of the pack at most; a long note is shortened with an ellipsis."""
@@ -47,17 +48,27 @@ def render_line(item: MemoryItem, max_chars: int = MAX_ITEM_CHARS) -> str:
     return head + body
 
 
+def prompt_line(item: MemoryItem, max_chars: int = MAX_ITEM_CHARS) -> str:
+    """A line of `# Memory`. A fact as `render_line` has it (its id lets the model forget it);
+    a past exchange compact, `- [2025-03-01] what the user said`, dated when it was last said: the
+    budget goes to the user's own words rather than labels, ids and the assistant's advice."""
+    if item.type is not ItemType.EXCHANGE:
+        return render_line(item, max_chars)
+    head = f"- [{item.updated_at:%Y-%m-%d}] "
+    return head + shorten(episode_line_text(item.content), max(max_chars - len(head), 16))
+
+
 def pack(ranked: list[ScoredItem], config: MemoryConfig) -> MemoryPack:
     """Apply the budgets and the overflow rule to `ranked` (best first)."""
     lines: list[str] = []
     chosen: list[ScoredItem] = []
     used = 0
-    sources: set[str] = set()
+    turns: dict[str, list[MemoryItem]] = {}
     for scored in ranked:
         item = scored.item
-        if item.layer is Layer.EPISODIC and item.source and item.source in sources:
+        if item.source and _said_already(item, turns.get(item.source, [])):
             continue
-        line = render_line(item)
+        line = prompt_line(item)
         cost = estimate_tokens(line)
         fits_soft = used + cost <= config.soft_budget_tokens
         may_overflow = scored.score >= config.overflow_min_score
@@ -65,11 +76,29 @@ def pack(ranked: list[ScoredItem], config: MemoryConfig) -> MemoryPack:
             if chosen or not may_overflow:
                 continue
             # The best item alone is larger than the hard budget: shorten it to fit.
-            line = render_line(item, config.hard_budget_tokens * CHARS_PER_TOKEN - CHARS_PER_TOKEN)
+            line = prompt_line(item, config.hard_budget_tokens * CHARS_PER_TOKEN - CHARS_PER_TOKEN)
             cost = estimate_tokens(line)
         lines.append(line)
         chosen.append(scored)
         used += cost
         if item.source:
-            sources.add(item.source)
+            turns.setdefault(item.source, []).append(item)
     return MemoryPack(lines, chosen, used)
+
+
+SAID_BY_FACT = 0.6
+"""The share of an exchange's words a fact of the same turn must hold to stand in for it."""
+
+
+def _said_already(item: MemoryItem, same_turn: list[MemoryItem]) -> bool:
+    """Whether an item of the same turn already in the pack says what `item` says.
+
+    A fact is in the user's own words of its turn, so the turn's exchange says it. An exchange
+    is said by a fact of its turn only when the fact holds most of its words ("my name is
+    Marta"); "started a Spanish course, Tuesday nights, my accent is tragic" says more than
+    "The user's accent is tragic."
+    """
+    if item.type is not ItemType.EXCHANGE:
+        return any(kept.type is ItemType.EXCHANGE for kept in same_turn)
+    said = term_set(said_and_answered(item.content)[0])
+    return any(len(said & term_set(kept.content)) >= SAID_BY_FACT * len(said) for kept in same_turn)

@@ -8,7 +8,7 @@ failing open would store what people asked the bot not to store.
 
 With `DATABASE_URL` the switch is a choice in PostgreSQL instead (kind `remember-off`, a
 `ChoiceStore`), shared by every process on the database: another process sees it within the
-choices' refresh (`bot/storage/postgres/choices.py`, 10 s), this one at once. `/forget all`
+choices' refresh (`bot/adapters/postgres/choices.py`, 10 s), this one at once. `/forget all`
 leaves it, as it leaves the file.
 """
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.memory.facts import DISCOURSE_NOUNS, Fact, Match, procedure, rule, slot_key, stated
-from bot.memory.items import ItemType
+from bot.memory.model import ItemType
 
 
 @rule(
@@ -25,6 +25,28 @@ def _my_thing(m: Match) -> Fact | None:
     kind = ItemType.PREFERENCE if words[0] in ("favorite", "favourite") else ItemType.FACT
     template = f"The user's {thing} is {{}}."
     return stated(kind, template, m["v"], 0.85, slot_key("my", thing))
+
+
+_KIN = (
+    r"(?:older |younger |little |big |baby |best |twin )?(?:sister|brother|sibling|mother|mum|"
+    r"mom|father|dad|parents|daughter|son|kids?|children|wife|husband|partner|girlfriend|"
+    r"boyfriend|fianc[ée]e?|grandmother|grandma|grandfather|grandpa|aunt|uncle|cousin|niece|"
+    r"nephew|friend|boss|manager|colleague|flatmate|roommate|dog|cat|puppy|kitten)"
+)
+_KIN_VERBS = (
+    r"lives|moved|works|worked|turns|turned|studies|is turning|is moving|plays|teaches|runs|"
+    r"owns|was born|retired"
+)
+
+
+@rule(rf"^my\s+(?P<k>{_KIN})(?:\s+(?P<name>[A-Z][\w'’-]+))?\s+(?P<v>(?:{_KIN_VERBS})\b.+)$")
+def _my_person(m: Match) -> Fact | None:
+    """ "btw my sister Olga lives in Porto", "my daughter Ana turns 7 in March": a fact about
+    someone close, keyed by who and what, so "my sister lives in Lisbon now" updates it."""
+    who = m["k"].lower() + (f" {m['name']}" if m["name"] else "")
+    verb = m["v"].split()[0].lower()
+    template = f"The user's {who} {{}}."
+    return stated(ItemType.FACT, template, m["v"], 0.85, slot_key("my", who, verb))
 
 
 @rule(
@@ -122,9 +144,18 @@ def _our_thing(m: Match) -> Fact | None:
     return stated(ItemType.FACT, template, m["v"], 0.8, slot_key("our", thing))
 
 
-@rule(r"^(?:please\s+)?(?P<v>(?:always|never|don't ever|do not ever)\s+(?P<w>\w+).*)$")
+_DIRECTIVES = frozenset(
+    """answer reply respond use write call format include ask tell remind speak talk show
+    add mention say suggest recommend explain send cite address greet spell round translate
+    quote list summarise summarize offer check double-check assume convert measure""".split()
+)
+"""What a standing instruction asks of the assistant: "always answer in British English",
+"never suggest pork". "Never give up" and "always here to help" are sayings, not requests."""
+
+
+@rule(r"^(?:please\s+)?(?P<v>(?:always|never|don't ever|do not ever)\s+(?P<w>[\w-]+).*)$")
 def _standing_order(m: Match) -> Fact | None:
-    if m["w"].lower() in ("mind", "again", "the", "a", "an", "been", "seen", "thought", "had"):
+    if m["w"].lower() not in _DIRECTIVES:
         return None
     return stated(ItemType.CONSTRAINT, "Standing instruction from the user: {}.", m["v"], 0.85)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.memory.facts import Fact, Match, procedure, rule, slot_key, stated
-from bot.memory.items import ItemType
+from bot.memory.model import ItemType
 
 
 @rule(r"^(?:меня зовут|моё имя|мое имя|зови меня)\s+(?P<v>.+)$")

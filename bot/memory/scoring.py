@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from operator import itemgetter
 
 from bot.config.model import MemoryConfig
-from bot.memory.items import ItemType, Layer, MemoryItem, static_prior
+from bot.memory.model import ItemType, Layer, MemoryItem, ScoredItem, static_prior
 from bot.memory.text import tokens
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorSearch
@@ -31,7 +31,7 @@ from bot.ports.embeddings import Vectors
 
 W_RELEVANCE = 0.45
 W_RECENCY = 0.15
-"""The other three weights make up `static_prior` (`bot/memory/items.py`)."""
+"""The other three weights make up `static_prior` (`bot/memory/model.py`)."""
 
 PROFILE_TYPES = frozenset({ItemType.IDENTITY, ItemType.CONSTRAINT})
 """Items that may join without a word in common with the message."""
@@ -45,6 +45,12 @@ SEMANTIC_POOL = 8
 Tuned on the dev split with the bundled e5 model: 8 found 0.92 of the paraphrases (what the
 model alone finds), 12 0.89, 16 0.87, 24 0.74 (episodicTopK 6); more neighbours only bring
 near-misses that outrank the answer on their priors."""
+
+EPISODE_POOL = 16
+"""Past exchanges compete from further down the meaning ranking than facts: a long life holds
+hundreds of them, each in the user's own words, and the one a question needs is often 9th to
+16th by cosine. Tuned on the long-conversation dev split (8: 0.73, 16: 0.75 evidence
+recall); facts stay within `SEMANTIC_POOL`, where the personal-facts dev split wants them."""
 
 SEMANTIC_FLOOR = 0.3
 """A neighbour in meaning competes only with more than this share of the best cosine (and
@@ -62,13 +68,6 @@ RRF_K = 3
 
 PROFILE_TOP_K = 3
 """Identity and constraint items added after the question's own items."""
-
-
-@dataclass(frozen=True)
-class ScoredItem:
-    item: MemoryItem
-    score: float
-    relevance: float
 
 
 def recency(item: MemoryItem, now: datetime, decay_days: float) -> float:
@@ -123,7 +122,7 @@ class Candidates:
     lexical: dict[str, float]
     """Items sharing words with the message, with their BM25 relevance in (0, 1]."""
     nearest: dict[str, float]
-    """Up to `SEMANTIC_POOL` items nearest to the message in meaning, with their cosines."""
+    """Up to `EPISODE_POOL` items nearest to the message in meaning, with their cosines."""
     items: Mapping[str, MemoryItem]
     """Every item named in `lexical`, `nearest` or `profile` (others are skipped)."""
     profile: list[str]
@@ -136,6 +135,17 @@ def lexical_pool(lexical: dict[str, float]) -> dict[str, float]:
     if len(lexical) <= LEXICAL_POOL:
         return lexical
     return dict(heapq.nlargest(LEXICAL_POOL, lexical.items(), key=itemgetter(1)))
+
+
+def within_pools(nearest: dict[str, float], items: Mapping[str, MemoryItem]) -> dict[str, float]:
+    """The `SEMANTIC_POOL` nearest items, and past exchanges down to `EPISODE_POOL`."""
+    ordered = sorted(nearest, key=nearest.__getitem__, reverse=True)[:EPISODE_POOL]
+    return {
+        item_id: nearest[item_id]
+        for at, item_id in enumerate(ordered)
+        if at < SEMANTIC_POOL
+        or ((item := items.get(item_id)) is not None and item.layer is Layer.EPISODIC)
+    }
 
 
 def above_floor(nearest: dict[str, float]) -> dict[str, float]:
@@ -151,8 +161,8 @@ def word_matches(items: UserItems, query: str) -> dict[str, float]:
 
 
 def nearest_in_meaning(search: VectorSearch, query_vector: Vectors) -> dict[str, float]:
-    """The `SEMANTIC_POOL` items nearest to the question and their cosine, above the floor."""
-    return above_floor(search(query_vector, SEMANTIC_POOL))
+    """The `EPISODE_POOL` items nearest to the question and their cosine, above the floor."""
+    return above_floor(search(query_vector, EPISODE_POOL))
 
 
 def rank(
@@ -197,7 +207,7 @@ def rank_candidates(
     about.
     """
     lexical = lexical_pool(candidates.lexical)
-    semantic = above_floor(candidates.nearest)
+    semantic = within_pools(above_floor(candidates.nearest), candidates.items)
 
     per_layer: dict[Layer, list[ScoredItem]] = {layer: [] for layer in Layer}
     for item_id, relevance in fuse(lexical, semantic).items():
@@ -230,8 +240,15 @@ def _profile(
     return found[:PROFILE_TOP_K]
 
 
+def oldest_recalled(now: datetime, config: MemoryConfig) -> datetime:
+    """The oldest last update of an episode that may be recalled: `lookbackDays` back, or
+    the epoch when it is unset (the default: a long life is all recalled)."""
+    if config.lookback_days is None:
+        return datetime.fromtimestamp(0, tz=now.tzinfo)
+    return now - timedelta(days=config.lookback_days)
+
+
 def _recallable(item: MemoryItem, now: datetime, config: MemoryConfig) -> bool:
     if item.expired(now):
         return False
-    oldest_episode = now - timedelta(days=config.lookback_days)
-    return item.layer is not Layer.EPISODIC or item.updated_at >= oldest_episode
+    return item.layer is not Layer.EPISODIC or item.updated_at >= oldest_recalled(now, config)

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.config.model import EmbeddingsConfig
-from bot.memory.episodes import EXCHANGE_ANSWER, EXCHANGE_USER
-from bot.memory.items import ItemType, MemoryItem
+from bot.memory.episodes import EXCHANGE_USER, said_and_answered
+from bot.memory.model import ItemType, MemoryItem
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorFile, VectorIndex
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
@@ -76,7 +76,7 @@ def item_text(item: MemoryItem) -> str:
     """What an item says: for a past exchange, the user's own words (the answer around them
     is mostly the assistant's phrasing, which would pull every exchange towards every other)."""
     if item.type is ItemType.EXCHANGE and item.content.startswith(EXCHANGE_USER):
-        return item.content[len(EXCHANGE_USER) :].split(EXCHANGE_ANSWER, 1)[0]
+        return said_and_answered(item.content)[0]
     return item.content
 
 
@@ -162,7 +162,14 @@ class SemanticMemory:
             return
         task = asyncio.create_task(self._fill(user_id), name=f"memory-embed:{user_id}")
         self._filling[user_id] = task
-        task.add_done_callback(lambda _: self._filling.pop(user_id, None))
+        task.add_done_callback(lambda done: self._filled(user_id, done))
+
+    def _filled(self, user_id: str, task: asyncio.Task[None]) -> None:
+        """A fill ended: whatever failed in it is one log line, never an exception left in a
+        task nobody awaits ("Task exception was never retrieved")."""
+        self._filling.pop(user_id, None)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("[Memory] embedding items failed: %s: %s", type(exc).__name__, exc)
 
     async def forget(self, user_id: str, item_ids: set[str]) -> None:
         """Delete these items' vectors from every model's file (call under the user's lock)."""

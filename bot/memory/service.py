@@ -21,23 +21,30 @@ import logging
 import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
-from bot.memory.episodes import promoted
+from bot.memory.episodes import promotable, promoted
 from bot.memory.exchanges import RemembersExchanges
 from bot.memory.files import UserFiles, remove_ids
-from bot.memory.heap import full_collections_paused, settle
-from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint, reworded
 from bot.memory.loading import read_items
+from bot.memory.model import (
+    ItemType,
+    Layer,
+    MemoryItem,
+    MemoryOverview,
+    ScoredItem,
+    fingerprint,
+    reworded,
+)
 from bot.memory.packing import pack
-from bot.memory.scoring import ScoredItem, nearest_in_meaning, rank, word_matches
+from bot.memory.scoring import nearest_in_meaning, rank, word_matches
 from bot.memory.semantic import SemanticMemory
 from bot.memory.user_items import UserItems
 from bot.ports.embeddings import EmbeddingPort, Vectors
+from bot.runtime import full_collections_paused, settle
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +58,6 @@ answers from what is in already: their facts and how-tos, or nothing."""
 SEARCH_IN_THREAD_FROM = 20_000
 """Vectors from which a recall searches them in a worker thread: 100k take 15-40 ms, a pause
 every other chat would feel; 10k take 1-4 ms, too little to be worth a hop to a thread."""
-
-
-@dataclass(frozen=True)
-class MemoryOverview:
-    """What `/memory` shows: facts and how-tos newest first, and how many episodes there are."""
-
-    facts: list[MemoryItem]
-    episodes: int
 
 
 class ShortTermMemory(RemembersExchanges):
@@ -184,25 +183,40 @@ class ShortTermMemory(RemembersExchanges):
         An episodic item that becomes confident enough (by `config`, as in `recall`) is
         promoted on the spot. Returns the items as stored (a merged item keeps its first id).
         """
+        config = config or self._config()
         async with self._lock(user_id):
             items = await self._load_locked(user_id)
             now = self._clock()
-            threshold = (config or self._config()).promotion_min_confidence
+            threshold = config.promotion_min_confidence
             stored: list[MemoryItem] = []
             promoted_ids: set[str] = set()
             for new in new_items:
                 existing = same_memory(items, new)
                 item = merge(existing, new, now) if existing is not None else new
-                if item.layer is Layer.EPISODIC and item.confidence >= threshold:
+                if promotable(item, threshold):
                     item = promoted(item, now)
                     promoted_ids.add(item.id)
                     log.info("[Memory] promoted %s to %s", item.id, item.layer.value)
                 items.put(item)
                 stored.append(item)
             await asyncio.to_thread(self._write, user_id, stored, promoted_ids)
+            await self._evict_oldest_episodes(user_id, items, config.max_episodes)
         if self._semantic is not None:
             self._semantic.fill_in_background(user_id)
         return stored
+
+    async def _evict_oldest_episodes(self, user_id: str, items: UserItems, cap: int) -> None:
+        """Keep at most `cap` episodes: a long life is kept whole, bounded by count rather
+        than age. Past the cap, the episodes updated longest ago go, a tenth of the cap at
+        once, so that a day file is rewritten once per many turns rather than every turn."""
+        if items.count(Layer.EPISODIC) <= cap:
+            return
+        excess = items.count(Layer.EPISODIC) - cap + max(1, cap // 10)
+        gone = [item for i in items.oldest(Layer.EPISODIC, excess) if (item := items.remove(i))]
+        await asyncio.to_thread(self._erase_many, user_id, gone)
+        if self._semantic is not None:
+            await self._semantic.forget(user_id, {item.id for item in gone})
+        log.info("[Memory] past %d episodes: the %d oldest went", cap, len(gone))
 
     async def replace(
         self, user_id: str, item_id: str, item_type: ItemType, content: str
@@ -308,9 +322,16 @@ class ShortTermMemory(RemembersExchanges):
             remove_ids(day_file, item_ids)
 
     def _erase(self, user_id: str, item: MemoryItem) -> None:
+        self._erase_many(user_id, [item])
+
+    def _erase_many(self, user_id: str, gone: list[MemoryItem]) -> None:
         files = self._files(user_id)
-        remove_ids(files.path_for(item), {item.id})
-        remove_ids(files.episode_path(item.created_at), {item.id})
+        by_file: dict[Path, set[str]] = defaultdict(set)
+        for item in gone:
+            by_file[files.path_for(item)].add(item.id)
+            by_file[files.episode_path(item.created_at)].add(item.id)
+        for path, item_ids in by_file.items():
+            remove_ids(path, item_ids)
 
     async def _items(self, user_id: str) -> UserItems:
         items = self._loaded.get(user_id)
@@ -389,7 +410,7 @@ class ShortTermMemory(RemembersExchanges):
         """Load from disk, promoting episodes that became confident enough under a new config.
 
         Runs in a worker thread (see `read_items`), with full collections paused (see
-        `bot/memory/heap.py`).
+        `bot/runtime.py`).
         """
         threshold = self._config().promotion_min_confidence
         with full_collections_paused():

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 
 from bot.memory.index import LexicalIndex
-from bot.memory.items import Layer, MemoryItem, static_prior
+from bot.memory.model import Layer, MemoryItem, static_prior
 from bot.memory.text import tokens
 from bot.memory.vectors import VectorIndex
 from bot.ports.embeddings import Vectors
@@ -162,6 +163,13 @@ class UserItems:
                     break
                 found.append(item_id)
         return found
+
+    def count(self, layer: Layer) -> int:
+        return len(self._newest[layer])
+
+    def oldest(self, layer: Layer, count: int) -> list[str]:
+        """The ids of the `count` items of `layer` updated longest ago."""
+        return list(itertools.islice(self._newest[layer], count))
 
     def strongest(self, per_layer: int) -> list[str]:
         """Per layer, the ids of the `per_layer` items with the highest static prior."""

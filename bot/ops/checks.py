@@ -9,12 +9,12 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from bot.adapters.postgres.database import Database, DatabaseDown
 from bot.config.model import RuntimeConfig
 from bot.ports.health import Health, HealthState
 from bot.ports.rag import RagHealthCheck
 from bot.storage.atomic import write_atomic
 from bot.storage.disk import DiskHealth, describe
-from bot.storage.postgres.database import Database, DatabaseDown
 
 RAG_LOOK_SECONDS = 2.0
 """Within the readiness check's own bound: a hanging LightRAG reads as degraded, not down."""

@@ -3,8 +3,11 @@
 aiohttp's server, which the bot already runs for Telegram's webhook: no new dependency, no
 HTTP parsing of our own, and it serves on the bot's event loop without blocking it. Only GET
 (and HEAD) is routed and no request body is ever read (aiohttp discards one as it arrives),
-request and header lines are capped at 4 kB, and at most `MAX_CONCURRENT` requests are
-answered at once (the rest get 503 at once), so nothing a client sends grows the bot's memory.
+request and header lines are capped at 4 kB, and at most `MAX_CONCURRENT` requests for
+`/readyz` and `/metrics` are answered at once (the rest get 503 at once), so nothing a client
+sends grows the bot's memory. `/healthz` takes no place among them: it awaits nothing, so it
+answers at once however many readiness looks are in progress (liveness never waits on
+readiness).
 """
 
 from __future__ import annotations
@@ -82,12 +85,17 @@ class OpsServer:
         self.heartbeat = LoopHeartbeat()
         self._answering = 0
         self._app = web.Application(client_max_size=1)
-        self._app.router.add_get("/healthz", self._limited(self._healthz))
+        self._app.router.add_get("/healthz", self._healthz)
         self._app.router.add_get("/readyz", self._limited(self._readyz))
         self._app.router.add_get("/metrics", self._limited(self._metrics_text))
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
         """The port listened on (the one asked for, or the one the OS chose for 0)."""
+
+    @property
+    def answering(self) -> int:
+        """Requests for `/readyz` or `/metrics` being answered now."""
+        return self._answering
 
     async def start(self, listen: str, port: int) -> None:
         """Listen on `listen:port`; raises `ListenFailed` when the port is taken or refused."""

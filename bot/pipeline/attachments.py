@@ -5,7 +5,8 @@ turn only (`ctx.images`); the session keeps the message's text and the model's a
 the bytes. A document's text is read, filed in the memory of the turn's scope, and the reply
 says what was read; the model is asked only when a caption came with it, and then answers
 from the start of the text (`ctx.shared_document`). Whatever cannot be read gets a clear
-message and nothing is stored.
+message and nothing is stored. Filing counts against the sender's daily budget, and a
+sender at the budget has no document read (`bot/usage/meter.py`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import logging
 
 from bot.conversation import ChatMessage, IncomingFile
 from bot.i18n.catalogue import media as texts
-from bot.media.extraction import ExtractedText, UnreadableFile
-from bot.media.kinds import FileKind, file_kind, quoted_name, refusal_before_reading
+from bot.media.kinds import file_kind, quoted_name, refusal_before_reading
 from bot.media.library import DocumentLibrary
+from bot.media.model import ExtractedText, FileKind, UnreadableFile
 from bot.pipeline.context import TurnContext
 from bot.ports.llm import ImageInput
 from bot.ports.media import MediaReaderPort
+from bot.usage.meter import UsageMeter
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +38,13 @@ class AttachmentSystem:
     name = "Attachments"
     order = 10
 
-    def __init__(self, reader: MediaReaderPort, library: DocumentLibrary) -> None:
+    def __init__(
+        self, reader: MediaReaderPort, library: DocumentLibrary, meter: UsageMeter | None = None
+    ) -> None:
+        """`meter`: counts filed documents against their sender (None: not counted)."""
         self._reader = reader
         self._library = library
+        self._meter = meter
 
     def should_process(self, ctx: TurnContext) -> bool:
         return ctx.message.file is not None
@@ -60,13 +66,18 @@ class AttachmentSystem:
             ctx.notice = texts.nothing_stored(str(exc))
 
     async def _image(self, ctx: TurnContext, attachment: IncomingFile) -> None:
-        image = await self._reader.prepare_image(attachment.data, ctx.config.media)
+        image = await self._reader.prepare_image(attachment.data, ctx.config.media, ctx.user_id)
         log.info("[Media] image of %dx%d for the model", image.width, image.height)
         ctx.images = [ImageInput(image.data, image.mime_type)]
 
     async def _document(self, ctx: TurnContext, attachment: IncomingFile, kind: FileKind) -> None:
         name = quoted_name(attachment.file_name)
-        found = await self._reader.read_document(attachment.data, kind, ctx.config.media)
+        if self._meter is not None and (refusal := await self._meter.refusal(ctx.user_id)):
+            ctx.notice = refusal
+            return
+        found = await self._reader.read_document(
+            attachment.data, kind, ctx.config.media, ctx.user_id
+        )
         if not found.text:
             ctx.notice = (
                 texts.no_text_in_pdf(name, found.pages or 0)
@@ -74,7 +85,7 @@ class AttachmentSystem:
                 else texts.empty_file(name)
             )
             return
-        said = await self._keep(ctx, attachment, found)
+        said = await self._keep(ctx, attachment, kind, found)
         caption = attachment.caption_in(ctx.user_text)
         if not caption:
             ctx.notice = said
@@ -86,7 +97,9 @@ class AttachmentSystem:
         more = " (its beginning; the rest is in long-term memory)" if excerpt != found.text else ""
         ctx.shared_document = f"{name}, {describe(found)}{more}:\n{excerpt}"
 
-    async def _keep(self, ctx: TurnContext, attachment: IncomingFile, found: ExtractedText) -> str:
+    async def _keep(
+        self, ctx: TurnContext, attachment: IncomingFile, kind: FileKind, found: ExtractedText
+    ) -> str:
         """File the text in the scope's memory when it may be kept; what to tell the sender."""
         name, summary = quoted_name(attachment.file_name), describe(found)
         if not ctx.remembering:
@@ -95,9 +108,11 @@ class AttachmentSystem:
             return texts.read_rag_off(name, _size(found))
         scope, at = ctx.memory_scope, ctx.message.received_at
         await self._library.file(scope, ctx.session.key, attachment.file_name, found.text, at)
+        if self._meter is not None:
+            self._meter.indexed(ctx.user_id, len(found.text))
         source = f"turn:{ctx.session.key}:{at:%Y%m%dT%H%M%S%f}"
         if ctx.config.memory.enabled:
-            await self._library.note(scope, attachment.file_name, at, summary, source)
+            await self._library.note(scope, kind, at, summary, source)
         return texts.filed(name, _size(found), _cut_note(found), scope.is_group)
 
 

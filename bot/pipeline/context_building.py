@@ -12,11 +12,15 @@ from bot.ports.rag import RagRecall
 from bot.prompts import PromptFiles
 from bot.skills import SkillLibrary, list_resources
 from bot.tools import ToolRegistry
+from bot.untrusted import UNTRUSTED_RULE, fenced, neutralised, one_line
 
 log = logging.getLogger(__name__)
 
 SKILL_TOOL = "skill"
 SKILLS_HINT = "When a request matches a skill's description, activate it with the skill tool."
+TOOL_LINE_CHARS = 1_000
+"""A tool's line in `# Available Tools`: its description, from an MCP server perhaps, folded
+to one line so that it cannot open a section of the prompt."""
 
 
 class ContextBuildingSystem:
@@ -50,7 +54,7 @@ class ContextBuildingSystem:
 
     async def process(self, ctx: TurnContext) -> None:
         if self._skills is not None:
-            self._skills.refresh()  # a SKILL.md added, edited or removed applies from here
+            await self._skills.refresh()  # a SKILL.md added, edited or removed applies from here
         if self._memory is not None and self._rag is not None:
             ctx.memory_pack, ctx.rag_context = await asyncio.gather(
                 self._recall_memory(ctx), self._recall_rag(ctx)
@@ -108,24 +112,32 @@ class ContextBuildingSystem:
         return found
 
     def render(self, ctx: TurnContext) -> str:
+        """The prompt's sections; what came from outside (recalled long-term memory, a shared
+        document) only inside fences (`bot/untrusted.py`), whose rule comes first, and the
+        rolling summary with its heading-like lines escaped."""
         sections = [self._prompts.text()]
+        tools = self._tools.enabled(ctx.config.tools)
+        if ctx.rag_context or ctx.shared_document or tools:
+            sections.append(UNTRUSTED_RULE)  # tool results come fenced too
         if ctx.memory_pack:
             sections.append(f"# Memory\n{ctx.memory_pack}")
         if ctx.rag_context:
-            sections.append(f"# Relevant Memory\n{ctx.rag_context}")
+            sections.append(f"# Relevant Memory\n{fenced('memory', ctx.rag_context)}")
         if ctx.shared_document:
-            sections.append(f"# Shared Document\n{ctx.shared_document}")
+            sections.append(f"# Shared Document\n{fenced('document', ctx.shared_document)}")
         if ctx.skill:
             sections.append(f"# Active Skill: {ctx.skill}\n{ctx.skill_text}")
-        tools = self._tools.enabled(ctx.config.tools)
         if tools:
-            lines = "\n".join(f"- {tool.name}: {tool.description}" for tool in tools)
+            lines = "\n".join(
+                one_line(f"- {tool.name}: {tool.description}", TOOL_LINE_CHARS) for tool in tools
+            )
             sections.append(f"# Available Tools\n{lines}")
         if self._skills is not None and any(t.name == SKILL_TOOL for t in tools):
             catalogue = self._skills.available()
             if catalogue:
                 lines = "\n".join(f"- {s.name}: {s.description}" for s in catalogue)
                 sections.append(f"# Available Skills\n{SKILLS_HINT}\n{lines}")
-        if ctx.session.summary:
-            sections.append(f"# Earlier in This Conversation (summary)\n{ctx.session.summary}")
+        if ctx.session.summary:  # the model's words, made from documents and tool results too
+            summary = neutralised(ctx.session.summary)
+            sections.append(f"# Earlier in This Conversation (summary)\n{summary}")
         return "\n\n".join(sections)

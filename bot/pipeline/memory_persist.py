@@ -15,6 +15,7 @@ class MemoryPersistSystem:
     waits for extraction's disk writes, and a failure there is only logged. Facts come from
     the rules, from LLM extraction in the background, or both (`memory.extraction`).
 
+    Facts come only from the sender's own words: a document's file name is not (`senders_words`).
     Everything goes to the turn's memory scope: the user's own memory in private, the group's
     in a group (the items then name the speaker). Nothing is stored without a final answer,
     while memory is disabled, or while the speaker has turned remembering off.
@@ -35,10 +36,11 @@ class MemoryPersistSystem:
         mode = ctx.config.memory.extraction if self._extraction is not None else "rules"
         scope = ctx.memory_scope
         speaker = scope.speaker
+        own_words = _senders_words(ctx)
         try:
             self._memory.remember_in_background(
                 scope.owner,
-                ctx.user_text,
+                own_words,
                 ctx.final_text,
                 source,
                 with_rules=mode != "llm",
@@ -47,7 +49,12 @@ class MemoryPersistSystem:
             )
             if self._extraction is not None and mode != "rules":
                 # In a group the model is told who spoke, so its facts name them.
-                said = f"{speaker.name} says: {ctx.user_text}" if speaker else ctx.user_text
+                said = f"{speaker.name} says: {own_words}" if speaker else own_words
                 self._extraction.submit(scope.owner, said, source)
         except Exception as exc:
             log.warning("[Memory] could not start storing the exchange: %s", exc)
+
+
+def _senders_words(ctx: TurnContext) -> str:
+    file = ctx.message.file
+    return ctx.user_text if file is None else file.senders_words(ctx.user_text)

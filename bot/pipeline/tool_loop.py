@@ -6,11 +6,14 @@ import asyncio
 import logging
 from typing import Protocol
 
+from bot.compaction import SummaryFailed
 from bot.config.model import LlmConfig
-from bot.conversation import ChatMessage
+from bot.conversation import ChatMessage, Session
 from bot.i18n.catalogue import notices
 from bot.pipeline.context import TurnContext
 from bot.ports.llm import (
+    ContextOverflow,
+    EmptyAnswer,
     ImageInput,
     LlmError,
     LlmPort,
@@ -30,6 +33,13 @@ class TurnPrompt(Protocol):
     what it holds: the chat's skill."""
 
     async def refreshed(self, ctx: TurnContext) -> str: ...
+
+
+class HistoryCompactor(Protocol):
+    """Who folds a chat's older turns into its rolling summary (`SessionCompactor`), asked
+    when the prompt no longer fits the model's context window."""
+
+    async def compact_now(self, session: Session, limits: LlmConfig, billed_to: str) -> int: ...
 
 
 class TurnLimitReached(Exception):
@@ -52,11 +62,13 @@ class ToolLoopSystem:
         tools: ToolRegistry,
         models: ChatModelChoice | None = None,
         prompt: TurnPrompt | None = None,
+        compactor: HistoryCompactor | None = None,
     ) -> None:
         self._llm = llm
         self._tools = tools
         self._models = models
         self._prompt = prompt
+        self._compactor = compactor
 
     def should_process(self, ctx: TurnContext) -> bool:
         return ctx.final_text is None and ctx.notice is None
@@ -67,6 +79,8 @@ class ToolLoopSystem:
             async with asyncio.timeout(limits.turn_deadline_seconds):
                 messages = await self._run(ctx, limits)
         except LlmError as exc:
+            # Nothing of a failed call is kept: the user's message waits unanswered in the
+            # session (the adapter joins it to the next one), and the next turn starts afresh.
             log.warning("[ToolLoop] LLM failed: %s", exc)
             ctx.notice = exc.user_message
             return
@@ -81,9 +95,9 @@ class ToolLoopSystem:
         ctx.final_text = messages[-1].content or ""
 
     async def _run(self, ctx: TurnContext, limits: LlmConfig) -> list[ChatMessage]:
-        history = ctx.session.recent_history(limits.history_token_budget)
-        prompt = [ChatMessage(role="system", content=ctx.system_prompt), *history]
+        prompt = _prompt(ctx.system_prompt, ctx, limits)
         turn: list[ChatMessage] = []
+        compacted = False
         tool_calls_made = 0
         on_text = _showing(ctx) if ctx.stream is not None else None
         tool_context = ToolContext(
@@ -101,9 +115,21 @@ class ToolLoopSystem:
 
         for _ in range(limits.max_tool_iterations):
             request = _request(limits, model, prompt + turn, specs, ctx.images, ctx.user_id)
-            response = await self._llm.complete(request, on_text)
+            try:
+                response = await self._llm.complete(request, on_text)
+            except (ContextOverflow, EmptyAnswer) as exc:
+                if compacted or not await self._compacted(ctx, limits, exc):
+                    raise
+                compacted = True
+                prompt = _prompt(await self._system_prompt(ctx), ctx, limits)
+                request = _request(limits, model, prompt + turn, specs, ctx.images, ctx.user_id)
+                response = await self._llm.complete(request, on_text)
             if response.truncated:  # a cut tool call's arguments are broken: answer instead
                 turn.append(ChatMessage.assistant(with_cut_note(response.text, limits)))
+                return turn
+            if response.cut_by_token_limit:
+                log.warning("[ToolLoop] answer cut by the token limit (llm.maxOutputTokens)")
+                turn.append(ChatMessage.assistant(with_token_limit_note(response.text)))
                 return turn
             if not response.tool_calls:
                 turn.append(ChatMessage.assistant(response.text or ""))
@@ -121,6 +147,31 @@ class ToolLoopSystem:
 
         log.warning("[ToolLoop] llm.maxToolIterations (%d) reached", limits.max_tool_iterations)
         raise TurnLimitReached(notices.too_many_model_calls(limits.max_tool_iterations))
+
+    async def _compacted(self, ctx: TurnContext, limits: LlmConfig, exc: LlmError) -> bool:
+        """After a context overflow (or an empty answer, which is how llama.cpp's server
+        says so inside a stream): fold the chat's older turns into its rolling summary so the
+        call can be made once more; False when there was nothing to fold."""
+        if self._compactor is None:
+            return False
+        kind = "too long" if isinstance(exc, ContextOverflow) else "answered with nothing"
+        try:
+            folded = await self._compactor.compact_now(ctx.session, limits, ctx.user_id)
+        except SummaryFailed as failure:
+            log.warning("[ToolLoop] the prompt was %s; no summary (%s)", kind, failure)
+            return False
+        if folded:
+            log.warning(
+                "[ToolLoop] the prompt was %s; %d older messages folded into the summary, "
+                "asking again",
+                kind,
+                folded,
+            )
+        return folded > 0
+
+    async def _system_prompt(self, ctx: TurnContext) -> str:
+        """The system prompt again, now holding the new summary."""
+        return ctx.system_prompt if self._prompt is None else await self._prompt.refreshed(ctx)
 
     async def _run_tools(
         self, ctx: TurnContext, limits: LlmConfig, response: LlmResponse, tool_context: ToolContext
@@ -154,6 +205,17 @@ def _showing(ctx: TurnContext) -> TextListener:
         await update(text)
 
     return show
+
+
+def _prompt(system: str, ctx: TurnContext, limits: LlmConfig) -> list[ChatMessage]:
+    history = ctx.session.recent_history(limits.history_token_budget)
+    return [ChatMessage(role="system", content=system), *history]
+
+
+def with_token_limit_note(text: str | None) -> str:
+    """`text` cut by the model's own output limit, saying so at its end."""
+    note = notices.llm_token_limit_cut()
+    return f"{text.rstrip()}\n\n{note}" if text and text.strip() else note
 
 
 def with_cut_note(text: str | None, limits: LlmConfig) -> str:

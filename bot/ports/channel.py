@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from bot.conversation import ChatAddress
 
 
 class DeliveryFailed(Exception):
     """A reply could not be delivered, retries included; the message says why, for the log."""
+
+
+class RecipientUnreachable(DeliveryFailed):
+    """The person cannot be written to in private: they never opened a private chat with the
+    bot, or blocked it (Telegram's 403). Only they can change that."""
 
 
 class ReplyStream(Protocol):
@@ -37,4 +42,15 @@ class ChannelPort(Protocol):
 
     def open_stream(self, address: ChatAddress) -> ReplyStream | None:
         """A stream for the reply to `address`, or None when this channel does not stream."""
+        ...
+
+
+@runtime_checkable
+class PrivateReplies(Protocol):
+    """A channel with group chats that can also write to one member alone, so that what is
+    for their eyes only (`/memory`, `/forget`, `/reminders`) never shows in the group."""
+
+    async def send_privately(self, user_id: str, text: str) -> None:
+        """Deliver `text` to the private chat with `user_id`; raises `RecipientUnreachable`
+        when that person cannot be written to, `DeliveryFailed` for any other failure."""
         ...

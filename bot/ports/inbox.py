@@ -2,7 +2,7 @@
 handed to the channel to handle, and marked done once handled.
 
 Two stores implement it: `UpdateInbox` (`bot/adapters/telegram/inbox.py`, a file in the data
-dir, one process) and `PostgresUpdateInbox` (`bot/storage/postgres/inbox.py`, `DATABASE_URL`,
+dir, one process) and `PostgresUpdateInbox` (`bot/adapters/postgres/inbox.py`, `DATABASE_URL`,
 any number of processes on one token). Updates are raw JSON as Telegram sent it (a dict).
 """
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,13 +23,31 @@ class ToolSpec:
     parameters: dict[str, Any]
 
     @cached_property
-    def api_json(self) -> str:
-        """The tool as JSON text in the chat completions API's shape: made once, since a spec
-        never changes and goes with every request."""
+    def api_dict(self) -> dict[str, Any]:
+        """The tool in the chat completions API's shape: made once, since a spec never
+        changes and goes with every request (read it, never change it)."""
         function = {"name": self.name, "description": self.description}
-        return json.dumps(
-            {"type": "function", "function": {**function, "parameters": self.parameters}}
-        )
+        parameters = without_length_bounds(self.parameters)
+        return {"type": "function", "function": {**function, "parameters": parameters}}
+
+
+LENGTH_BOUNDS = frozenset({"minLength", "maxLength"})
+
+
+def without_length_bounds(schema: Any, in_properties: bool = False) -> Any:
+    """`schema` without string length bounds, which the model need not see: every tool
+    checks its own arguments (built-ins with pydantic, MCP servers themselves), and
+    llama.cpp's server turns `maxLength: 500` into 500 nested grammar rules and refuses
+    the whole request with a bare HTTP 500. A property that is *named* like a bound stays."""
+    if isinstance(schema, dict):
+        return {
+            key: without_length_bounds(value, key == "properties")
+            for key, value in schema.items()
+            if in_properties or key not in LENGTH_BOUNDS
+        }
+    if isinstance(schema, list):
+        return [without_length_bounds(value) for value in schema]
+    return schema
 
 
 @dataclass(frozen=True)
@@ -73,6 +90,13 @@ class TokenUsage:
 
     prompt_tokens: int
     completion_tokens: int
+    cached_tokens: int = 0
+    """Of the prompt tokens, those the server served from its cache (often billed less)."""
+    reasoning_tokens: int = 0
+    """Of the completion tokens, those a reasoning model spent thinking (never shown)."""
+    cut: bool = False
+    """The answer stopped at the model's output token limit (`finish_reason: length`), which
+    `/usage` counts so a user (or operator) sees when `llm.maxOutputTokens` is too small."""
 
     @property
     def total(self) -> int:
@@ -89,6 +113,13 @@ class LlmResponse:
     """Cut at `LlmRequest.max_output_chars`: the text ends there, tool calls may be broken."""
     usage: TokenUsage | None = None
     """What the call cost, when the server said (`stream_options.include_usage` when streamed)."""
+    finish_reason: str | None = None
+    """Why the model stopped, as the server said: `stop`, `tool_calls`, `length` (its token
+    limit, `llm.maxOutputTokens`, cut the answer)..."""
+
+    @property
+    def cut_by_token_limit(self) -> bool:
+        return self.finish_reason == "length"
 
 
 class LlmError(Exception):
@@ -97,6 +128,15 @@ class LlmError(Exception):
     def __init__(self, user_message: str, detail: str = "") -> None:
         super().__init__(detail or user_message)
         self.user_message = user_message
+
+
+class ContextOverflow(LlmError):
+    """The prompt does not fit the model's context window (the server said so)."""
+
+
+class EmptyAnswer(LlmError):
+    """The server answered with nothing: no text, no tool call, no finish reason (llama.cpp's
+    server does so inside a stream when the prompt overflows its context)."""
 
 
 class LlmPort(Protocol):

@@ -17,15 +17,11 @@ sessions, the Telegram inbox) `UserMemoryStore`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol, runtime_checkable
 
 from bot.config.model import MemoryConfig
 from bot.conversation import Speaker
-
-if TYPE_CHECKING:  # the items themselves are memory's own types
-    from bot.memory.items import ItemType, MemoryItem
-    from bot.memory.scoring import ScoredItem
-    from bot.memory.service import MemoryOverview
+from bot.memory.model import ItemType, MemoryItem, MemoryOverview, ScoredItem
 
 
 class MemoryRecall(Protocol):
@@ -129,6 +125,17 @@ class PendingExtraction(Protocol):
     or remembering is turned off, so that nothing they said comes back afterwards."""
 
     async def discard(self, user_id: str) -> None: ...
+
+
+@runtime_checkable
+class LeavesTraces(Protocol):
+    """A `UserMemoryStore` whose service keeps traces of what it deleted that the bot cannot
+    reach: `/forget all` says so instead of promising more than it did."""
+
+    def traces_left(self, user_id: str) -> str | None:
+        """What may remain of what `forget_user(user_id)` just deleted, for the user; None
+        when nothing does."""
+        ...
 
 
 class UserMemoryStore(Protocol):

@@ -10,71 +10,18 @@ server's; `RagIndexer` is the queue.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
-
-from pydantic import BaseModel
+from typing import Protocol
 
 from bot.config import RuntimeConfig
-
-if TYPE_CHECKING:  # the queue's and the ledger's own types
-    from bot.rag.ledger import LedgerEntry
-    from bot.rag.queue import QueuedDocument
-
-
-class RagDocument(BaseModel):
-    """One exchange to index, as queued on disk and sent to the server; made and named by
-    `bot/rag/documents.py` in the product spec's format."""
-
-    owner: str
-    chat_key: str
-    file_source: str
-    text: str
-    created_at: datetime
-
-
-class RagUnavailable(Exception):
-    """The server could not take the request now (down, slow, 5xx, circuit open): retry later."""
-
-
-class RagRejected(Exception):
-    """The server refused this request for good (e.g. 409, 413, 422): retrying will not help."""
-
-    def __init__(self, message: str, http_status: int | None = None) -> None:
-        super().__init__(message)
-        self.http_status = http_status
-
-
-@dataclass(frozen=True)
-class IndexReceipt:
-    """The server took a document; `track_id` follows its processing."""
-
-    file_source: str
-    track_id: str | None
-    already_present: bool = False
-    """Sent before (a crash came between upload and bookkeeping): nothing more to do."""
-
-
-@dataclass(frozen=True)
-class UploadStatus:
-    """What the server made of an upload: its document id (deletion needs it), and the
-    document it repeats when it refused the text as already known (LightRAG ids by content)."""
-
-    doc_id: str
-    duplicate_of: str | None = None
-
-
-@dataclass(frozen=True)
-class RagHealth:
-    healthy: bool
-    detail: str
-
-
-@dataclass(frozen=True)
-class StoredDocument:
-    doc_id: str
-    file_source: str
+from bot.rag.model import (
+    IndexReceipt,
+    LedgerEntry,
+    QueuedDocument,
+    RagDocument,
+    RagHealth,
+    StoredDocument,
+    UploadStatus,
+)
 
 
 class RagRecall(Protocol):
@@ -182,6 +129,10 @@ class IndexLedgerStore(Protocol):
 
     async def entries_of(self, owner: str) -> list[LedgerEntry]:
         """The owner's documents, each as last recorded, in the order first recorded."""
+        ...
+
+    async def holds(self, owner: str, file_source: str) -> bool:
+        """Whether `file_source` of `owner` was recorded (the server took it)."""
         ...
 
     async def forget(self, owner: str) -> None: ...

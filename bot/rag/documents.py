@@ -3,7 +3,9 @@
 A document's `file_source` keeps the spec's `conv_YYYYMMDD_HHmmss` form and adds its owner,
 its chat and a random suffix: the server answers 409 to a repeated name and keeps only the
 basename, and the owner tag is what lets retrieval keep each user's memories to that user.
-A shared document's pieces are named `doc_…` the same way.
+A shared document's pieces are named `doc_…` the same way, but end in a digest of the piece
+instead of a random suffix: filing the same message again (the inbox replays it after a
+crash) names every piece as before, so the index worker knows the ones already sent.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 import secrets
 from datetime import datetime
 
-from bot.ports.rag import RagDocument
+from bot.rag.model import RagDocument
 
 _SOURCE = re.compile(r"^(?:conv|doc)_\d{8}_\d{6}_u([A-Za-z0-9]+)_c([A-Za-z0-9]+)_([a-z0-9]+)\.txt$")
 
@@ -42,14 +44,25 @@ def shared_file_piece(
     owner: str, chat_key: str, header: str, text: str, at: datetime
 ) -> RagDocument:
     """One piece of a document someone shared, under a `doc_…` name carrying the same owner
-    and chat tags as an exchange, so isolation, the ledger and `/forget` apply."""
+    and chat tags as an exchange, so isolation, the ledger and `/forget` apply. The name is
+    the same each time the same piece of the same message is filed (`header` names the
+    file and the part)."""
+    body = f"{header}\n{text}"
+    digest = hashlib.sha256("\0".join((owner, chat_key, at.isoformat(), body)).encode())
     return RagDocument(
         owner=owner,
         chat_key=chat_key,
-        file_source=file_source_for(at, owner, chat_key, prefix="doc"),
-        text=f"{header}\n{text}",
+        file_source=f"doc_{at:%Y%m%d_%H%M%S}_u{tag(owner)}_c{tag(chat_key)}_"
+        f"{digest.hexdigest()[:20]}.txt",
+        text=body,
         created_at=at,
     )
+
+
+def named_by_content(document: RagDocument) -> bool:
+    """Whether `document` is a shared document's piece, whose name a replay makes again
+    (an exchange's name is random: it never repeats)."""
+    return document.file_source.startswith("doc_")
 
 
 def distinct(document: RagDocument) -> RagDocument:

@@ -1,12 +1,12 @@
 """The background worker that takes documents from the durable queue to LightRAG.
 
 Oldest first, one at a time, with exponential backoff (`bot/retry.py`'s `Backoff`) while the
-server is down; a document
-leaves the queue only when the server has it. The backoff grows with failed attempts only: a
-new message during an outage waits its turn on disk rather than prompting another attempt,
-and any call that reaches LightRAG again (a user's query, say) ends the wait at once. Started
-with the app; on shutdown it keeps sending for a bounded time and leaves the rest on disk for
-the next start.
+server is down; a document leaves the queue only when the server has it, and one the ledger
+says the server already has (a document's piece filed again when a message is replayed after
+a crash) is not sent again. The backoff grows with failed attempts only: a new message during
+an outage waits its turn on disk rather than prompting another attempt, and any call that
+reaches LightRAG again (a user's query, say) ends the wait at once. Started with the app; on
+shutdown it keeps sending for a bounded time and leaves the rest on disk for the next start.
 """
 
 from __future__ import annotations
@@ -17,17 +17,9 @@ import logging
 
 from bot.config import RuntimeConfigStore
 from bot.conversation import utc_now
-from bot.ports.rag import (
-    IndexLedgerStore,
-    IndexQueueStore,
-    RagDocument,
-    RagRejected,
-    RagUnavailable,
-    RagUploads,
-)
-from bot.rag.documents import distinct
-from bot.rag.ledger import LedgerEntry
-from bot.rag.queue import QueuedDocument
+from bot.ports.rag import IndexLedgerStore, IndexQueueStore, RagUploads
+from bot.rag.documents import distinct, named_by_content
+from bot.rag.model import LedgerEntry, QueuedDocument, RagDocument, RagRejected, RagUnavailable
 from bot.retry import Backoff
 
 log = logging.getLogger("bot.rag")
@@ -144,6 +136,12 @@ class RagIndexer:
         """Upload one document; what the server made of it is settled in the background, so
         a busy server, slow to register uploads, never holds up the queue."""
         document = item.document
+        if named_by_content(document) and await self._ledger.holds(
+            document.owner, document.file_source
+        ):
+            await self.queue.done(item)
+            log.info("[RagIndexing] %s was sent before; not again", document.file_source)
+            return
         receipt = await self._rag.index(document)
         await self._record(document, receipt.track_id, doc_id=None)
         await self.queue.done(item)

@@ -5,31 +5,24 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from bot.rag.documents import tag
+from bot.rag.model import LedgerEntry
 from bot.storage.atomic import append_line_safely, make_private_dir
 from bot.storage.disk import START, DiskHealth
 
 log = logging.getLogger("bot.rag")
 
 
-class LedgerEntry(BaseModel):
-    file_source: str
-    doc_id: str | None
-    track_id: str | None
-    chat_key: str
-    indexed_at: datetime
-
-
 class IndexLedger:
     """One JSONL file per user under `<data dir>/rag/ledger/`, appended with fsync.
 
     A document is recorded when the server takes it, and again once its id is known: the
-    later line of a `file_source` wins.
+    later line of a `file_source` wins. The names recorded of each user asked about by
+    `holds` are kept in memory from then on, so the index worker reads a file once.
     """
 
     def __init__(self, directory: Path, disk: DiskHealth | None = None) -> None:
@@ -39,6 +32,7 @@ class IndexLedger:
         except OSError as exc:
             (disk or DiskHealth()).failed(START, exc, "starting anyway")
         self._owner_tags = {path.stem for path in directory.glob("*.jsonl")}
+        self._sources: dict[str, set[str]] = {}  # owner -> file sources, once asked
 
     def path_for(self, owner: str) -> Path:
         return self.directory / f"{tag(owner)}.jsonl"
@@ -47,6 +41,8 @@ class IndexLedger:
         line = (entry.model_dump_json() + "\n").encode("utf-8")
         await asyncio.to_thread(append_line_safely, self.path_for(owner), line)
         self._owner_tags.add(tag(owner))
+        if owner in self._sources:
+            self._sources[owner].add(entry.file_source)
 
     def entries(self, owner: str) -> list[LedgerEntry]:
         """The user's documents, each as last recorded, in the order first recorded."""
@@ -70,6 +66,12 @@ class IndexLedger:
         """`entries`, as `IndexLedgerStore` reads them."""
         return self.entries(owner)
 
+    async def holds(self, owner: str, file_source: str) -> bool:
+        if owner not in self._sources:
+            entries = await asyncio.to_thread(self.entries, owner)
+            self._sources[owner] = {entry.file_source for entry in entries}
+        return file_source in self._sources[owner]
+
     async def forget(self, owner: str) -> None:
         """`clear`, as `IndexLedgerStore` does it."""
         self.clear(owner)
@@ -81,3 +83,4 @@ class IndexLedger:
     def clear(self, owner: str) -> None:
         self.path_for(owner).unlink(missing_ok=True)
         self._owner_tags.discard(tag(owner))
+        self._sources.pop(owner, None)

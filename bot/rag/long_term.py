@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import logging
 
-from bot.ports.rag import IndexLedgerStore, IndexQueueStore, RagDocumentStore, RagUnavailable
+from bot.i18n.catalogue import memory as texts
+from bot.ports.rag import IndexLedgerStore, IndexQueueStore, RagDocumentStore
+from bot.rag.model import RagUnavailable
 from bot.retry import RetryPolicy
 
 log = logging.getLogger("bot.rag")
@@ -33,6 +35,22 @@ class LongTermDocuments:
         self._queue = queue
         self._ledger = ledger
         self._rag = rag
+        self._deleted_on_server: dict[str, int] = {}
+        """Per user, how many documents the last `forget_user` deleted on the server."""
+
+    def traces_left(self, user_id: str) -> str | None:
+        """LightRAG's LLM cache keeps the summaries its model wrote while indexing (entity
+        and relation descriptions merged from several pieces: `cache_type` "summary"). They
+        are not tied to a document, so `delete_llm_cache` leaves them, and the server's only
+        other way, `POST /documents/clear_cache`, empties every user's cache, whose
+        extractions later deletions rebuild the shared entities from. So say so."""
+        if not self._deleted_on_server.pop(user_id, 0):
+            return None
+        log.info(
+            "[RAG] /forget all: LightRAG's LLM cache may keep summaries of the deleted "
+            "documents; only POST /documents/clear_cache (every user's cache) removes them"
+        )
+        return texts.lightrag_cache_may_keep()
 
     async def count_for(self, user_id: str) -> int:
         return len(await self._ledger.entries_of(user_id)) + await self._queue.count_of(user_id)
@@ -59,5 +77,6 @@ class LongTermDocuments:
             batch = ordered[start : start + DELETE_BATCH]
             await DELETE_RETRY.call(functools.partial(self._rag.delete, batch))
         await self._ledger.forget(user_id)
+        self._deleted_on_server[user_id] = len(ordered)
         log.info("[RAG] forgot %d document(s) of one user", len(ids) + local)
         return len(ids) + local

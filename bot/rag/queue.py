@@ -15,33 +15,15 @@ import secrets
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from bot.ports.rag import RagDocument
+from bot.rag.model import QueuedDocument, RagDocument
 from bot.storage.atomic import make_private_dir, write_atomic
 from bot.storage.disk import START, DiskHealth
 
 log = logging.getLogger("bot.rag")
-
-
-@dataclass(frozen=True)
-class QueuedDocument:
-    """A document in the queue, and where: its file, or (`of`) a database row's key."""
-
-    path: Path
-    document: RagDocument
-
-    @classmethod
-    def of(cls, key: str, document: RagDocument) -> QueuedDocument:
-        return cls(Path(key), document)
-
-    @property
-    def key(self) -> str:
-        """The file's name, or the row's key."""
-        return self.path.name
 
 
 class IndexQueue:

@@ -42,7 +42,7 @@ class RagStatus:
         refusal = answer_style_refusal(config, self._owners()) if config.rag.enabled else None
         if config.rag.enabled:
             health = await self._rag.health()
-            used = effective_style(config, self._owners())
+            used = effective_style(config, self._owners(), scope.is_group)
             state = health.detail if operator else texts.rag_state(health.healthy)
             lines.append(texts.rag_line(state, used, config.rag.query_mode))
             count = await self._documents.count_for(scope.owner)

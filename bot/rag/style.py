@@ -3,7 +3,7 @@
 In `answer` style LightRAG's own LLM answers from every document on the server, whoever said
 it; the bot cannot filter that answer. So `answer` is refused, and `context` used instead,
 while more than one person can talk to the bot or the server holds more than one user's
-documents.
+documents, and always for a group's query.
 """
 
 from __future__ import annotations
@@ -25,8 +25,13 @@ def answer_style_refusal(config: RuntimeConfig, owners: int) -> str | None:
     return None
 
 
-def effective_style(config: RuntimeConfig, owners: int) -> RetrievalStyle:
-    return "context" if answer_style_refusal(config, owners) else config.rag.retrieval_style
+def effective_style(config: RuntimeConfig, owners: int, in_group: bool = False) -> RetrievalStyle:
+    """The style a query uses. A group's is always `context`: LightRAG would answer it from
+    every document on the server, its members' private ones too, and a group uses only what
+    was said in it."""
+    if in_group or answer_style_refusal(config, owners):
+        return "context"
+    return config.rag.retrieval_style
 
 
 def refusal_notice(reason: str) -> str:

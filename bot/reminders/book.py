@@ -1,6 +1,6 @@
 """The reminder book's port (`ReminderStore`), and its file store: every reminder and each
 user's time zone in one private JSON file in the data dir (PostgreSQL's is
-`bot/storage/postgres/reminders.py`).
+`bot/adapters/postgres/reminders.py`).
 
 The whole file is rewritten atomically (`write_atomic`: temp file, fsync, rename) on every
 change, from a worker thread, one write at a time and in order; a crash leaves the previous

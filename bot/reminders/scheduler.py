@@ -7,7 +7,7 @@ a chat whose turn is long holds up only its own reminder.
 
 **One deliverer.** Only the process holding the `DeliveryLease` delivers. With files that is
 the one process the data dir's lock lets in (`SoleProcess`). With PostgreSQL it is the
-process holding an advisory lock (`bot/storage/postgres/reminders.py`): the others ask for it
+process holding an advisory lock (`bot/adapters/postgres/reminders.py`): the others ask for it
 every few seconds and the first to get it after the holder dies takes over, starting with
 what the dead one left marked below, exactly as a restart does. The same few seconds are how
 the deliverer notices a reminder another process added.
@@ -43,15 +43,16 @@ from typing import Protocol
 from bot.chat_locks import ChatLanes
 from bot.conversation import ChatMessage
 from bot.conversation.messages import utc_now
-from bot.i18n import LanguageChoices, speaking
+from bot.i18n import speaking
 from bot.i18n.catalogue import reminders as say
 from bot.ports.channel import ChannelPort
 from bot.ports.language import LanguagePreference
 from bot.ports.sessions import SessionStore
 from bot.reminders.book import ReminderStore
 from bot.reminders.model import Reminder
-from bot.reminders.times import next_occurrence, shown, zone_named
+from bot.reminders.times import next_occurrence, re_anchored, shown, utc_of, zone_named
 from bot.retry import Backoff
+from bot.storage.languages import LanguageChoices
 
 log = logging.getLogger(__name__)
 
@@ -291,7 +292,12 @@ class ReminderScheduler:
             return "\n".join(lines)
 
     def _following(self, reminder: Reminder, occurrence: datetime) -> datetime | None:
-        """A repeating reminder's next time after this delivery: the first after now, so an
+        """A repeating reminder's next time after this delivery (UTC)."""
+        local = self._following_local(reminder, occurrence)
+        return None if local is None else utc_of(local, zone_named(reminder.zone))
+
+    def _following_local(self, reminder: Reminder, occurrence: datetime) -> datetime | None:
+        """The next time as the rule gives it (local wall time): the first after now, so an
         outage of a week sends one message, not one per missed time."""
         if not reminder.repeat or reminder.anchor is None:
             return None
@@ -299,10 +305,16 @@ class ReminderScheduler:
         return next_occurrence(reminder.repeat, reminder.anchor, zone_named(reminder.zone), after)
 
     def _receipt(self, reminder: Reminder, occurrence: datetime, text: str) -> Reminder:
+        following = self._following_local(reminder, occurrence)
+        anchor, next_at = reminder.anchor, None
+        if following is not None and reminder.repeat and anchor is not None:
+            anchor = re_anchored(reminder.repeat, anchor, following)  # the next walk starts there
+            next_at = utc_of(following, zone_named(reminder.zone))
         return reminder.model_copy(
             update={
                 "firing": None,
-                "next_at": self._following(reminder, occurrence),
+                "anchor": anchor,
+                "next_at": next_at,
                 "unrecorded": occurrence,
                 "unrecorded_text": text,
                 "failures": 0,

@@ -17,21 +17,24 @@ from zoneinfo import ZoneInfo
 
 from bot.config.model import RemindersConfig
 from bot.conversation import ChatAddress
-from bot.i18n import Language, current_language
+from bot.i18n import Language, current_language, speaking
 from bot.i18n.catalogue import reminders as say
+from bot.isolated import IsolatedFailure, IsolatedScript
 from bot.reminders import rule_check, texts
 from bot.reminders.book import ReminderStore
 from bot.reminders.model import Reminder, ReminderRefused, TooManyReminders
+from bot.reminders.spoken import spoken_rule
 from bot.reminders.times import (
     TimeRefused,
     clean_rule,
     gaps,
     local_wall_time,
+    re_anchored,
     resolve_local,
     shown,
+    utc_of,
     zone_named,
 )
-from bot.tools.isolated import IsolatedFailure, IsolatedScript
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +128,9 @@ class ReminderDesk:
             rule = clean_rule(repeat)
             anchor = local_wall_time(start, zone)
             after = local_wall_time(max(start, now), zone)
-            first = await self._first_time(rule, anchor, after, zone, config)
-            update = {"repeat": rule, "anchor": anchor, "next_at": first}
+            first = await self._first_time(rule, anchor, after, config)
+            anchor = re_anchored(rule, anchor, first)
+            update = {"repeat": rule, "anchor": anchor, "next_at": utc_of(first, zone)}
             reminder = reminder.model_copy(update=update)
         elif start <= now:
             raise ReminderRefused(
@@ -166,27 +170,27 @@ class ReminderDesk:
         zone = zone_named(reminder.zone)
         when = shown(reminder.next_at, zone) if reminder.next_at else "-"
         if reminder.repeat:
-            return say.reminder_line_repeating(reminder.id, when, reminder.repeat, reminder.text)
+            repeat = spoken_rule(reminder.repeat, reminder.anchor, reminder.zone)
+            return say.reminder_line_repeating(reminder.id, when, repeat, reminder.text)
         return f"#{reminder.id} · {when} · {reminder.text}"  # no words: every language's
 
     def confirmation(self, reminder: Reminder) -> str:
         assert reminder.next_at is not None
         when = f"{shown(reminder.next_at, zone_named(reminder.zone))} ({reminder.zone})"
         template = texts.ADDED_REPEATING if reminder.repeat else texts.ADDED
-        return template.format(
-            id=reminder.id, when=when, repeat=reminder.repeat, text=reminder.text
-        )
+        with speaking(Language.EN):  # the model reads it, in English (`texts`)
+            repeat = spoken_rule(reminder.repeat, reminder.anchor, reminder.zone)
+        return template.format(id=reminder.id, when=when, repeat=repeat, text=reminder.text)
 
     async def _first_time(
         self,
         rule: str,
         anchor: datetime,
         after: datetime,
-        zone: ZoneInfo,
         config: RemindersConfig,
     ) -> datetime:
-        """The rule's first time at or after `after` (local), once its first few times show
-        it happens, not too often and not too rarely."""
+        """The rule's first time at or after `after` (local, as local wall time), once its
+        first few times show it happens, not too often and not too rarely."""
         request = {"rule": rule, "anchor": anchor.isoformat(), "after": after.isoformat()}
         try:
             output = await self._checker.run(json.dumps({**request, "count": CHECKED_OCCURRENCES}))
@@ -208,7 +212,7 @@ class ReminderDesk:
             raise ReminderRefused(texts.REPEAT_TOO_OFTEN.format(minutes=config.min_repeat_minutes))
         if apart and max(apart) > timedelta(days=366 * MAX_GAP_YEARS):
             raise ReminderRefused(texts.REPEAT_TOO_RARE.format(years=MAX_GAP_YEARS))
-        return found[0].replace(tzinfo=zone).astimezone(UTC)
+        return found[0]
 
     @staticmethod
     async def _saving(change: Awaitable[object]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 # The tool's answer to `add`.
 ADDED = "Reminder #{id} set for {when}: {text}"
-ADDED_REPEATING = "Reminder #{id} set, repeating ({repeat}); first time {when}: {text}"
+ADDED_REPEATING = "Reminder #{id} set, repeating {repeat}; first time {when}: {text}"
 
 # Refusals of `add` (only the tool adds): each says what to do instead.
 NO_TEXT = "Say what to remind about (the text is empty)."

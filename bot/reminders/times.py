@@ -76,12 +76,27 @@ def parse_rule(rule: str, anchor: datetime) -> rrule:
 def next_occurrence(
     rule: str, anchor: datetime, zone: ZoneInfo, after: datetime
 ) -> datetime | None:
-    """The rule's first occurrence strictly after `after` (UTC), as UTC; None when it has
-    ended (COUNT, UNTIL)."""
-    local = parse_rule(rule, anchor).after(local_wall_time(after, zone))
-    if local is None:
-        return None
+    """The rule's first occurrence strictly after `after` (UTC), as local wall time (what
+    `re_anchored` takes); None when it has ended (COUNT, UNTIL)."""
+    return parse_rule(rule, anchor).after(local_wall_time(after, zone))
+
+
+def utc_of(local: datetime, zone: ZoneInfo) -> datetime:
+    """A rule's occurrence (local wall time in `zone`) as UTC."""
     return local.replace(tzinfo=zone).astimezone(UTC)
+
+
+def re_anchored(rule: str, anchor: datetime, occurrence: datetime) -> datetime:
+    """The anchor to keep once `occurrence` (local wall time, one of the rule's own) is known.
+
+    python-dateutil walks from the anchor to every time it is asked for, so a rule anchored
+    years ago cost a walk through every occurrence since at each delivery. Expanded from one
+    of its own occurrences, a rule gives the same times after it (the interval's phase and
+    the fields defaulted from the anchor all match there), so that occurrence becomes the
+    anchor; not for a COUNT, which counts from the first."""
+    if any(part.startswith("COUNT=") for part in rule.split(";")):
+        return anchor
+    return occurrence
 
 
 def gaps(occurrences: list[datetime]) -> list[timedelta]:

@@ -1,14 +1,18 @@
 """The skills in `preferences/skills/`, re-read when a `SKILL.md` is added, edited or removed.
 
 `refresh` costs one directory listing and one `stat` per skill folder, and reads only the
-`SKILL.md` files whose size or modification time changed; the app calls it once per turn (and
-for `/skill` and `/status`), so an edit applies from the next message without a restart and
-without a watcher thread. A skill that breaks the format is left out with one log line (once
-per version of the file) and listed by `/status`; the others keep working.
+`SKILL.md` files whose size or modification time changed, on a worker thread; the app calls it
+once per turn (and for `/skill` and `/status`), so an edit applies from the next message
+without a restart and without a watcher thread. A skill that breaks the format is left out
+with one log line (once per version of the file) and listed by `/status`; the others keep
+working. A `SKILL.md` is read only when it is a regular file (a FIFO would wait forever for a
+writer) inside its skill's folder: a link to a file outside it is refused (the folder itself
+may be a link the operator made).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from dataclasses import dataclass
@@ -17,6 +21,7 @@ from pathlib import Path
 from bot.conversation.scope import MemoryScope
 from bot.i18n.catalogue import commands as texts
 from bot.skills.parsing import SKILL_FILE, InvalidSkill, Skill, parse_skill
+from bot.skills.resources import NotRegularFile, read_regular_file
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +52,12 @@ class SkillLibrary:
         self._skills: dict[str, Skill] = {}
         self._problems: list[SkillProblem] = []
 
-    def refresh(self) -> None:
+    async def refresh(self) -> None:
         """Take in what changed on disk since the last call."""
         folders = self._folders()
         seen: dict[str, tuple[_Signature, Skill | SkillProblem]] = {}
         for folder in folders[:MAX_SKILLS]:
-            seen[folder.name] = self._load(folder)
+            seen[folder.name] = await self._load(folder)
         for name in self._loaded.keys() - seen.keys():
             log.info("[Skills] %s is gone from %s", name, self.directory)
         self._loaded = seen
@@ -76,7 +81,7 @@ class SkillLibrary:
 
     async def status_lines(self, scope: MemoryScope) -> list[str]:
         """`/status`: how many skills there are, and each one left out with its reason."""
-        self.refresh()
+        await self.refresh()
         if not self._skills and not self._problems:
             return []
         names = ", ".join(sorted(self._skills)) or texts.none_listed()
@@ -95,7 +100,7 @@ class SkillLibrary:
             if not e.name.startswith(".") and _is_dir(e)  # a linked skill folder counts
         ]
 
-    def _load(self, folder: Path) -> tuple[_Signature, Skill | SkillProblem]:
+    async def _load(self, folder: Path) -> tuple[_Signature, Skill | SkillProblem]:
         """The folder's skill as last read, or read again when its `SKILL.md` changed."""
         path = folder / SKILL_FILE
         try:
@@ -107,7 +112,17 @@ class SkillLibrary:
         known = self._loaded.get(folder.name)
         if known is not None and known[0] == signature:
             return known
-        loaded = _read(folder, path, signature[1])
+        size = signature[1]
+        loaded: Skill | SkillProblem
+        if size < 0:
+            loaded = SkillProblem(folder.name, f"no {SKILL_FILE} in the folder")
+        elif size > MAX_SKILL_FILE_BYTES:
+            loaded = SkillProblem(
+                folder.name,
+                f"{SKILL_FILE} is {size:,} bytes, over the {MAX_SKILL_FILE_BYTES:,} limit",
+            )
+        else:
+            loaded = await asyncio.to_thread(_read, folder, path)
         if isinstance(loaded, SkillProblem):
             log.warning("[Skills] skipped %s: %s", folder, loaded.reason)
         else:
@@ -115,19 +130,18 @@ class SkillLibrary:
         return signature, loaded
 
 
-def _read(folder: Path, path: Path, size: int) -> Skill | SkillProblem:
-    if size < 0:
-        return SkillProblem(folder.name, f"no {SKILL_FILE} in the folder")
-    if size > MAX_SKILL_FILE_BYTES:
-        return SkillProblem(
-            folder.name, f"{SKILL_FILE} is {size:,} bytes, over the {MAX_SKILL_FILE_BYTES:,} limit"
-        )
+def _read(folder: Path, path: Path) -> Skill | SkillProblem:
+    """The skill in `path`, read only if it is a regular file inside `folder`."""
     try:
-        with path.open("rb") as file:
-            data = file.read(MAX_SKILL_FILE_BYTES + 1)
+        real = path.resolve(strict=True)
+        if not real.is_relative_to(folder.resolve(strict=True)):
+            return SkillProblem(folder.name, f"{SKILL_FILE} is a link leading out of the folder")
+        data = read_regular_file(real, MAX_SKILL_FILE_BYTES + 1)
         if len(data) > MAX_SKILL_FILE_BYTES:
             return SkillProblem(folder.name, f"{SKILL_FILE} grew past the size limit")
         return parse_skill(folder, data.decode("utf-8"))
+    except NotRegularFile:
+        return SkillProblem(folder.name, f"{SKILL_FILE} is not a regular file")
     except UnicodeDecodeError:
         return SkillProblem(folder.name, f"{SKILL_FILE} is not UTF-8 text")
     except OSError as exc:

@@ -3,7 +3,10 @@ one; and only the bot's own user can read what it writes.
 
 Files are made 0600 and folders 0700 here, whatever the umask (the process also sets 077 at
 start, as a second line). A file that is a symbolic link is never written through: an append
-refuses it (`UnsafePath`, with a log line), an atomic write replaces the link itself.
+refuses it (`UnsafePath`, with a log line), an atomic write replaces the link itself. Nor is
+a folder on the way: the data dir is resolved to its real path at start (`Settings`), so a
+folder whose real path differs from its path passes through a link placed inside the data
+dir (`data/sessions -> /elsewhere`), and every write there is refused the same way.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ class UnsafePath(OSError):
 
 def make_private_dir(directory: Path) -> None:
     """Create `directory`, and each missing parent, readable by this user only (0700).
-    Folders that exist already are left as they are."""
+    Folders that exist already are left as they are. Raises `UnsafePath` when the path
+    passes through a symbolic link."""
+    _refuse_linked(directory)
     missing: list[Path] = []
     while not directory.is_dir():
         missing.append(directory)
@@ -38,6 +43,16 @@ def make_private_dir(directory: Path) -> None:
             os.mkdir(folder, PRIVATE_DIR)
         except FileExistsError:
             continue  # made meanwhile by another thread; mkdir says so if it is a file
+
+
+def _refuse_linked(directory: Path) -> None:
+    """`UnsafePath` unless `directory` (what exists of it) is its own real path."""
+    absolute = os.path.abspath(directory)
+    if os.path.realpath(absolute) != absolute:
+        log.error(
+            "[Storage] refused to write in %s: a folder on its way is a symbolic link", directory
+        )
+        raise UnsafePath(f"refused to write in {directory}: a folder on its way is a symbolic link")
 
 
 def open_private(path: Path, flags: int) -> int:

@@ -6,7 +6,7 @@ message. A change the disk refuses changes nothing: the caller says so to the us
 than keep a choice that would not survive a restart. A damaged file is logged once and the
 choices start afresh (whoever needs to fail closed instead, as `/remember off` does, keeps
 its own file). With `DATABASE_URL` they live in PostgreSQL instead
-(`bot/storage/postgres/choices.py`), behind the same `ChoiceStore`.
+(`bot/adapters/postgres/choices.py`), behind the same `ChoiceStore`.
 """
 
 from __future__ import annotations

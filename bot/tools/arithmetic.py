@@ -4,7 +4,7 @@ Every operation is checked before it runs, so no expression can take more than m
 integers stay within `MAX_INT_BITS` (they still print), powers within `MAX_EXPONENT`, and
 `round` within `MAX_ROUND_DIGITS` digits (`round(1, -10**9)` would build a number of a
 billion digits first). Only the standard library is imported: the calculator runs this file
-as `python -I -S arithmetic.py` in a child process of its own (`bot/tools/isolated.py`),
+as `python -I -S arithmetic.py` in a child process of its own (`bot/isolated.py`),
 expression on stdin, JSON on stdout.
 """
 

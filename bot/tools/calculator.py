@@ -8,9 +8,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from bot.isolated import IsolatedScript
 from bot.tools import arithmetic
 from bot.tools.arithmetic import evaluate
-from bot.tools.isolated import IsolatedScript
 from bot.tools.registry import ToolContext
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from bot.memory.episodes import attributed
-from bot.memory.items import ItemType, new_item
+from bot.memory.model import ItemType, new_item
 from bot.memory.packing import render_line
 from bot.ports.memory import MemoryItemsPort, RememberingPreference
 from bot.tools.registry import ToolContext

@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from bot.config.model import ToolsConfig
 from bot.conversation import ChatAddress, MemoryScope, ToolCall
 from bot.ports.llm import ToolSpec
+from bot.untrusted import fenced
 
 log = logging.getLogger(__name__)
 
@@ -170,11 +171,17 @@ class ToolRegistry:
         if raw_tool is not None:
             if not isinstance(args, dict):
                 return "Error: the arguments must be a JSON object."
-            timeout_seconds = raw_tool.timeout_seconds or timeout_seconds
-            running = raw_tool.run(args, context)
-        else:
-            assert tool is not None
-            running = tool.run(args, context)
+            timeout = raw_tool.timeout_seconds or timeout_seconds
+            # What an MCP server sends back (a web page, say) is data: fenced, never obeyed.
+            result = await self._run(call, raw_tool.run(args, context), timeout, max_chars)
+            return fenced("tool result", result)
+        assert tool is not None
+        return await self._run(call, tool.run(args, context), timeout_seconds, max_chars)
+
+    @staticmethod
+    async def _run(
+        call: ToolCall, running: Awaitable[str], timeout_seconds: float, max_chars: int
+    ) -> str:
         try:
             async with asyncio.timeout(timeout_seconds):
                 result = await running

@@ -1,6 +1,7 @@
 """Token usage per user per day, on disk: `<data dir>/usage/<YYYY-MM-DD>.jsonl`.
 
-Each LLM call appends one line (`{"who": ..., "model": ..., "in": ..., "out": ...}`, not
+Each LLM call appends one line (`{"who": ..., "model": ..., "in": ..., "out": ...}`, and
+`"cut": 1` for an answer stopped at the output token limit; not
 fsynced: a `kill -9` keeps what was written, a power cut may lose the last seconds). Today's
 totals are kept in memory, read back from today's file at start, and start afresh at
 midnight UTC. Older days stay on disk as they are, one small file a day, for operators.
@@ -33,6 +34,8 @@ class Tally:
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cut: int = 0
+    """Answers that stopped at the model's output token limit."""
 
     @property
     def tokens(self) -> int:
@@ -42,23 +45,28 @@ class Tally:
         self.calls += 1
         self.prompt_tokens += usage.prompt_tokens
         self.completion_tokens += usage.completion_tokens
+        self.cut += usage.cut
 
     def merge(self, other: Tally) -> None:
         self.calls += other.calls
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.cut += other.cut
 
 
 class UsageRecords(Protocol):
-    """What metering and `/usage` need of a ledger (files, or PostgreSQL with `DATABASE_URL`)."""
+    """What metering and `/usage` need of a ledger (files, or PostgreSQL with `DATABASE_URL`).
+
+    `today` and `today_all` are the user's usage across every process sharing the store, so
+    a budget is one budget however many processes serve the user."""
 
     def record(self, who: str, model: str, usage: TokenUsage) -> None:
         """Count one call; returns at once, whatever the store does."""
         ...
 
-    def today(self, who: str) -> dict[str, Tally]: ...
+    async def today(self, who: str) -> dict[str, Tally]: ...
 
-    def today_all(self) -> dict[str, dict[str, Tally]]: ...
+    async def today_all(self) -> dict[str, dict[str, Tally]]: ...
 
 
 class DailyTallies:
@@ -105,8 +113,10 @@ class UsageLedger:
     def record(self, who: str, model: str, usage: TokenUsage) -> None:
         """Count one call of `who` with `model`; a disk that refuses costs only the file."""
         self._tallies.add(who, model, usage)
-        line = {"who": who, "model": model, "in": usage.prompt_tokens}
+        line: dict[str, str | int] = {"who": who, "model": model, "in": usage.prompt_tokens}
         line["out"] = usage.completion_tokens
+        if usage.cut:
+            line["cut"] = 1
         try:
             self._file_of(self._tallies.day).append(
                 (json.dumps(line) + "\n").encode(), durable=False
@@ -117,11 +127,12 @@ class UsageLedger:
                 log.error("[Usage] could not write the usage file (%s); counted in memory", exc)
             self._refused = True
 
-    def today(self, who: str) -> dict[str, Tally]:
-        """`who`'s usage today, by model."""
+    async def today(self, who: str) -> dict[str, Tally]:
+        """`who`'s usage today, by model: this process's, since a data dir has one process
+        (`DataDirLock`)."""
         return self._tallies.today(who)
 
-    def today_all(self) -> dict[str, dict[str, Tally]]:
+    async def today_all(self) -> dict[str, dict[str, Tally]]:
         """Everyone's usage today, by user and model."""
         return self._tallies.today_all()
 
@@ -147,7 +158,7 @@ class UsageLedger:
         for line in lines:
             try:
                 entry = json.loads(line)
-                usage = TokenUsage(int(entry["in"]), int(entry["out"]))
+                usage = TokenUsage(int(entry["in"]), int(entry["out"]), cut=bool(entry.get("cut")))
                 who, model = str(entry["who"]), str(entry["model"])
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut by a crash

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
 from bot.config.model import UsageConfig
 from bot.conversation.messages import CHARS_PER_TOKEN
@@ -48,7 +49,7 @@ class MeteredLlm:
     ) -> LlmResponse:
         who = request.billed_to
         if who is not None:
-            refusal = budget_refusal(self._ledger.today(who), self._config())
+            refusal = budget_refusal(await self._ledger.today(who), self._config())
             if refusal is not None:
                 log.info("[Usage] %s is at the daily budget; no LLM call", who)
                 self._observer.llm_called(request.model, LlmOutcome.REFUSED, 0, 0)
@@ -62,8 +63,11 @@ class MeteredLlm:
             self._count(who, request.model, _estimate(request, shown.text), LlmOutcome.CANCELLED)
             raise
         except LlmError:
-            if shown.text:  # broken mid-stream: the server did the work; down: nothing to pay
-                self._count(who, request.model, _estimate(request, shown.text), LlmOutcome.ERROR)
+            # A failed call's output is never billed (an error event mid-stream, an empty
+            # answer): the user has no answer. A stream that had begun read the prompt.
+            if shown.text:
+                asked = _estimate(request, "").prompt_tokens
+                self._count(who, request.model, TokenUsage(asked, 0), LlmOutcome.ERROR)
             else:
                 self._observer.llm_called(request.model, LlmOutcome.ERROR, 0, 0)
             raise
@@ -105,10 +109,11 @@ def spent(today: dict[str, Tally], config: UsageConfig) -> float:
 
 
 def _used(request: LlmRequest, response: LlmResponse) -> TokenUsage:
-    if response.usage is not None:
-        return response.usage
-    calls = "".join(c.arguments for c in response.tool_calls)
-    return _estimate(request, (response.text or "") + calls)
+    used = response.usage
+    if used is None:
+        calls = "".join(c.arguments for c in response.tool_calls)
+        used = _estimate(request, (response.text or "") + calls)
+    return replace(used, cut=True) if response.cut_by_token_limit else used
 
 
 def _estimate(request: LlmRequest, answered: str) -> TokenUsage:

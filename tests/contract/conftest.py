@@ -10,6 +10,14 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.embeddings.embedded import EmbeddedEmbedder
+from bot.adapters.postgres.choices import PostgresChoiceTables
+from bot.adapters.postgres.database import Database
+from bot.adapters.postgres.inbox import PostgresUpdateInbox
+from bot.adapters.postgres.memory import PostgresMemory
+from bot.adapters.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
+from bot.adapters.postgres.reminders import PostgresReminderBook
+from bot.adapters.postgres.sessions import PostgresSessionStore
+from bot.adapters.postgres.usage import PostgresUsageLedger
 from bot.adapters.telegram.inbox import UpdateInbox, chat_of, sender_of
 from bot.config.model import MemoryConfig
 from bot.memory.service import ShortTermMemory
@@ -17,14 +25,6 @@ from bot.rag.ledger import IndexLedger
 from bot.rag.queue import IndexQueue
 from bot.reminders import ReminderBook
 from bot.storage.choices import ChoiceStore, KeyedChoices
-from bot.storage.postgres.choices import PostgresChoiceTables
-from bot.storage.postgres.database import Database
-from bot.storage.postgres.inbox import PostgresUpdateInbox
-from bot.storage.postgres.memory import PostgresMemory
-from bot.storage.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
-from bot.storage.postgres.reminders import PostgresReminderBook
-from bot.storage.postgres.sessions import PostgresSessionStore
-from bot.storage.postgres.usage import PostgresUsageLedger
 from bot.storage.sessions import JsonSessionStore
 from bot.usage.ledger import UsageLedger, utc_today
 from tests.fakes.postgres import PostgresServer
@@ -44,6 +44,8 @@ class Connections:
 
     async def open(self) -> Database:
         if self._url is None:
+            if self._request.node.get_closest_marker("postgres") is None:  # make test-fast
+                raise RuntimeError(f"{self._request.node.nodeid} uses PostgreSQL: mark it postgres")
             server: PostgresServer = self._request.getfixturevalue("postgres_server")
             self._url = server.create_database()
         database = Database(self._url)
@@ -137,17 +139,20 @@ async def new_memory_store(
     connections = Connections(request)
     made: list[ShortTermMemory | PostgresMemory] = []
 
-    async def make(embedder: EmbeddedEmbedder | None = None) -> ShortTermMemory | PostgresMemory:
+    async def make(
+        embedder: EmbeddedEmbedder | None = None, config: MemoryConfig | None = None
+    ) -> ShortTermMemory | PostgresMemory:
         for earlier in made:
             await earlier.drain()
+        settings = config or MemoryConfig()
         store: ShortTermMemory | PostgresMemory
         if request.param == "files":
             store = ShortTermMemory(
-                tmp_path / "memory", MemoryConfig, memory_clock, embedder=embedder
+                tmp_path / "memory", lambda: settings, memory_clock, embedder=embedder
             )
         else:
             store = PostgresMemory(
-                await connections.open(), MemoryConfig, memory_clock, embedder=embedder
+                await connections.open(), lambda: settings, memory_clock, embedder=embedder
             )
         made.append(store)
         return store

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.ports.rag import RagDocument
-from bot.rag.ledger import LedgerEntry
+from bot.rag.model import LedgerEntry, RagDocument
 
 AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -89,3 +88,17 @@ async def test_the_ledger_keeps_each_document_as_last_recorded(new_index_ledger)
     assert await restarted.entries_of("ann") == []
     assert [e.doc_id for e in await restarted.entries_of("bob")] == ["doc-c"]
     assert restarted.owner_count() == 1
+
+
+async def test_the_ledger_says_which_documents_the_server_has(new_index_ledger):
+    ledger = await new_index_ledger()
+    assert not await ledger.holds("ann", "a")
+    await ledger.record("ann", entry("a", None))
+    assert await ledger.holds("ann", "a")
+    restarted = await new_index_ledger()
+    assert await restarted.holds("ann", "a")
+    assert not await restarted.holds("bob", "a"), "another user's is not theirs"
+    await restarted.record("ann", entry("b", "doc-b"))
+    assert await restarted.holds("ann", "b")
+    await restarted.forget("ann")
+    assert not await restarted.holds("ann", "a")

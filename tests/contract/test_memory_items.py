@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.memory.items import ItemType, Layer, new_item
+from bot.config.model import MemoryConfig
+from bot.memory.model import ItemType, Layer, new_item
 
 SERVER = "Remember that my staging server is at 10.0.0.5."
 
@@ -80,13 +81,23 @@ async def test_replace_rewords_an_item_under_its_id(new_memory_store):
 
 
 async def test_an_expired_episode_is_neither_recalled_nor_counted(new_memory_store, memory_clock):
-    store = await new_memory_store()
+    with_ttl = MemoryConfig(episodicTtlDays=90)
+    store = await new_memory_store(config=with_ttl)
     await tell(store, "ann", "We moved the billing database to a new cluster, the replica lags")
     assert "billing" in await store.recall("ann", "billing database replica lags")
     memory_clock.now += timedelta(days=100)  # past the episodes' 90 days
-    restarted = await new_memory_store()
+    restarted = await new_memory_store(config=with_ttl)
     assert await restarted.recall("ann", "billing database replica lags") == ""
     assert await restarted.count_for("ann") == 0
+
+
+async def test_by_default_an_episode_is_recalled_a_year_later(new_memory_store, memory_clock):
+    store = await new_memory_store()
+    await tell(store, "ann", "We moved the billing database to a new cluster, the replica lags")
+    memory_clock.now += timedelta(days=365)
+    restarted = await new_memory_store()
+    assert "billing" in await restarted.recall("ann", "billing database replica lags")
+    assert await restarted.count_for("ann") == 1
 
 
 async def test_a_question_in_other_words_finds_the_fact_by_meaning(new_memory_store, e5):

@@ -137,7 +137,9 @@ async def test_forget_all_leaves_none_of_a_users_handled_words_and_keeps_waiting
 
 # -- several processes on one token: PostgreSQL only --------------------------------------
 
-pg_only = pytest.mark.parametrize("new_inbox", ["postgres"], indirect=True)
+pg_only = pytest.mark.parametrize(
+    "new_inbox", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
 
 
 @pg_only

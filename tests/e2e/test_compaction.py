@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from bot.conversation.compaction import SUMMARISER_PROMPT
+from bot.compaction import SUMMARISER_PROMPT
 from tests.conftest import edit_runtime_config
 from tests.e2e.conftest import ALICE, say
 from tests.fakes.channel import RecordingChannel
@@ -72,7 +72,7 @@ async def test_a_failed_summary_drops_the_oldest_turns_with_one_log_line(
 ):
     fake_llm.script_for(is_summary_request, then=Reply(status=500))
     channel = RecordingChannel()
-    with caplog.at_level(logging.WARNING, logger="bot.conversation.compaction"):
+    with caplog.at_level(logging.WARNING, logger="bot.compaction"):
         for n in range(6):
             await app.handle(say(ALICE, f"message number {n} {PADDING}"), channel)
     dropped = [r for r in caplog.records if "they were dropped" in r.getMessage()]

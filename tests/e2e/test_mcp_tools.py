@@ -15,14 +15,15 @@ from tests.e2e.test_terminal_chat import _read_until, start_bot
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.mcp_server import HttpMcpServer, stdio_entry
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
+from tests.fakes.untrusted import unfenced
 from tests.fakes.waiting import wait_until
 
 STARTUP = 30.0
 
 
 def searching(body: dict[str, Any]) -> Reply:
-    """The model: search first, then answer from the tool's first line."""
-    results = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+    """The model: search first, then answer from the first line inside the tool's fence."""
+    results = [unfenced(m["content"]) for m in body["messages"] if m["role"] == "tool"]
     if not results:
         return Reply(tool_calls=[("search__web_search", '{"query": "sea otters"}')])
     return Reply(text=f"From the web: {results[-1].splitlines()[0]}")

@@ -66,6 +66,21 @@ async def test_remember_off_stores_nothing_new_until_on(app, fake_llm):
     assert await app.memory.count_for("user-alice") == 1
 
 
+async def test_remember_off_says_what_it_still_keeps_and_that_is_what_it_keeps(app, fake_llm):
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "/remember off"), channel)
+    said = channel.texts()[-1]
+    assert "I still keep our conversation itself" in said and "/forget all deletes it" in said
+    await app.handle(say(ALICE, "My name is Alice."), channel)
+    await app.memory.drain()
+    assert await app.memory.count_for("user-alice") == 0, "nothing added to memory"
+    session = await app.sessions.load(ALICE.session_key)
+    assert session.messages[0].content == "My name is Alice.", "the conversation"
+    await app.handle(say(ALICE, "/forget all"), channel)
+    await app.handle(say(ALICE, "/forget confirm"), channel)
+    assert await app.sessions.count_for("user-alice") == 0
+
+
 async def test_memory_commands_through_the_app(app, fake_llm):
     channel = RecordingChannel()
     await app.handle(say(ALICE, "I prefer green tea."), channel)

@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
+from bot.adapters.postgres.rag_queue import PostgresIndexLedger
 from bot.app import BotApp
-from bot.storage.postgres.rag_queue import PostgresIndexLedger
 from tests.conftest import edit_runtime_config
 from tests.e2e.test_rag_recall import RAG_KEY, lightrag, relevant_memory, say, wait_indexed
 from tests.fakes.channel import RecordingChannel

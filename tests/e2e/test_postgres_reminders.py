@@ -16,9 +16,9 @@ import httpx
 import psycopg
 import pytest
 
+from bot.adapters.postgres.database import Database
+from bot.adapters.postgres.reminders import PostgresReminderBook
 from bot.app import BotApp
-from bot.storage.postgres.database import Database
-from bot.storage.postgres.reminders import PostgresReminderBook
 from tests.conftest import REPO, bot_argv, edit_runtime_config
 from tests.e2e.conftest import ALICE, say
 from tests.e2e.test_postgres_state import running_app, stored_session

@@ -9,13 +9,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from bot.adapters.postgres.database import Database, DatabaseUnavailable
+from bot.adapters.postgres.sessions import PostgresSessionStore
+from bot.adapters.postgres.usage import PostgresUsageLedger
 from bot.app import BotApp
-from bot.storage.postgres.database import Database, DatabaseUnavailable
-from bot.storage.postgres.sessions import PostgresSessionStore
-from bot.storage.postgres.usage import PostgresUsageLedger
-from tests.conftest import REPO
+from tests.conftest import REPO, edit_runtime_config
 from tests.e2e.conftest import ALICE, BOB, say
 from tests.fakes.channel import RecordingChannel
+from tests.fakes.openai_server import Reply
 from tests.fakes.postgres import free_port
 
 pytestmark = pytest.mark.postgres
@@ -37,11 +38,10 @@ async def calls_today(url: str) -> dict[str, int]:
     try:
         ledger = PostgresUsageLedger(database)
         await ledger.load()
+        everyone = await ledger.today_all()
     finally:
         await database.close()
-    return {
-        who: sum(t.calls for t in models.values()) for who, models in ledger.today_all().items()
-    }
+    return {who: sum(t.calls for t in models.values()) for who, models in everyone.items()}
 
 
 @contextlib.asynccontextmanager
@@ -176,3 +176,23 @@ async def test_a_database_lost_mid_run_costs_no_reply_and_catches_up(
         assert "Database" not in channel.texts()[-1]
         await app.handle(say(ALICE, "/status", operator=True), channel)
         assert "Database: PostgreSQL bot_test@127.0.0.1" in channel.texts()[-1]
+
+
+async def test_a_users_budget_and_usage_are_one_across_processes(settings, fake_llm, database_url):
+    """Two processes on one database: what one spent counts in the other's budget and
+    `/usage`, so the budget is the user's, not each process's."""
+    edit_runtime_config(settings.runtime_config_path, usage={"dailyTokenBudget": 250})
+    fake_llm.script(Reply(text="one", usage=(100, 50)), Reply(text="two", usage=(100, 50)))
+    channel = RecordingChannel()
+    async with (
+        running_app(settings, fake_llm, database_url) as first,
+        running_app(settings, fake_llm, database_url) as second,
+    ):
+        await first.handle(say(ALICE, "first"), channel)
+        await second.handle(say(ALICE, "second"), channel)  # 300 tokens now, over two processes
+        calls = len(fake_llm.requests)
+        await first.handle(say(ALICE, "third"), channel)
+        assert "today's budget of 250 tokens" in channel.texts()[-1]
+        assert len(fake_llm.requests) == calls, "no LLM call at the budget"
+        await second.handle(say(ALICE, "/usage"), channel)
+        assert "Daily budget: 300 of 250 tokens used" in channel.texts()[-1]

@@ -167,6 +167,7 @@ async def test_forget_all_deletes_long_term_documents_after_confirmation(
     assert [owner_tag_of(s) for s in lightrag.file_sources()].count("901") == 1, "not yet"
     await rag_app.handle(say("901", "/forget confirm"), channel)
     assert "deleted" in channel.texts()[-1] and "1 long-term documents" in channel.texts()[-1]
+    assert "LightRAG's cache may still hold summaries" in channel.texts()[-1], "said plainly"
 
     for _ in range(100):
         tags = [owner_tag_of(s) for s in lightrag.file_sources()]
@@ -201,6 +202,29 @@ async def test_a_group_recalls_its_own_conversations_never_a_members_private_one
     assert "Linden Lodge" in relevant_memory(fake_llm.system_prompts()[-1])
     await rag_app.handle(say("1101", "Where is the team offsite booked?"), channel)
     assert "Linden" not in fake_llm.system_prompts()[-1], "the group's stays in the group"
+
+
+async def test_in_answer_style_a_group_never_reads_its_only_members_private_memory(
+    rag_app, settings, fake_llm, lightrag
+):
+    """One allowed user, so `answer` style is allowed in private; LightRAG's own LLM would
+    answer a group's question from that user's private documents, which the bot cannot
+    filter: a group is asked in `context` style, its own documents only."""
+    edit_runtime_config(
+        settings.runtime_config_path,
+        rag={"retrievalStyle": "answer"},
+        telegram={"allowedUsers": [1301]},
+    )
+    group = ChatAddress("test", "-100777")
+    channel = RecordingChannel()
+    await rag_app.handle(say("1301", "My bank card PIN is 4321, keep it safe."), channel)
+    await wait_indexed(rag_app, lightrag, 1)
+    await rag_app.handle(say("1301", "What is my bank card PIN?"), channel)
+    assert "4321" in relevant_memory(fake_llm.system_prompts()[-1]), "answer style in private"
+
+    asked = IncomingMessage(group, "1301", "What is my bank card PIN?", in_group=True)
+    await rag_app.handle(asked, channel)
+    assert "4321" not in fake_llm.system_prompts()[-1], "the whole group reads this reply"
 
 
 async def test_a_skill_the_model_activates_is_in_the_next_prompt_and_the_indexed_exchange(

@@ -3,6 +3,7 @@ delivers it through the emulated Bot API when a hand-moved clock reaches its tim
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 
@@ -10,11 +11,20 @@ import pytest
 
 from bot.adapters.telegram import TelegramOptions
 from bot.app import BotApp
+from bot.reminders.model import Reminder
 from tests.conftest import edit_runtime_config
-from tests.e2e.test_telegram_bot import ALICE, BOB, EVE, FAST, replies
+from tests.e2e.test_telegram_bot import (
+    ALICE,
+    BOB,
+    EVE,
+    FAST,
+    most_in_any_window,
+    replies,
+    sent_times,
+)
 from tests.fakes.clock import FakeClock
 from tests.fakes.openai_server import EchoResponder, Reply
-from tests.fakes.telegram_server import Chat
+from tests.fakes.telegram_server import Chat, User
 
 FORUM = Chat.group(-100_777, "Team", forum=True)
 WEEKLY = "FREQ=WEEKLY;BYDAY=MO;BYHOUR=8;BYMINUTE=0"
@@ -101,13 +111,18 @@ async def test_a_weekly_reminder_in_a_forum_topic_arrives_in_that_topic_only(
     telegram.send_text(BOB, "/reminders")  # another person's private chat sees none of it
     (bob_list,) = await replies(telegram, BOB.id)
     assert "No reminders in this chat." in bob_list.text
+    telegram.chat_exists(Chat.private_with(ALICE))  # asked in a group, answered in private
     telegram.send_text(ALICE, "/reminders", chat=FORUM, thread_id=topic)
-    listing = (await replies(telegram, FORUM.id, 3, thread_id=topic))[2].text
-    assert "Mon 09 Mar 2026 08:00, repeating (FREQ=WEEKLY;BYDAY=MO;BYHOUR=8;BYMINUTE=0)" in listing
+    listing = (await replies(telegram, ALICE.id))[0].text
+    assert "Mon 09 Mar 2026 08:00, repeats every Monday at 08:00, Europe/Berlin" in listing
     (reminder,) = await app.reminders.book.all()
     telegram.send_text(ALICE, f"/reminders cancel {reminder.id}", chat=FORUM, thread_id=topic)
-    cancelled = (await replies(telegram, FORUM.id, 4, thread_id=topic))[3].text
-    assert cancelled == f"Cancelled reminder #{reminder.id}: What is your plan for this week?"
+    cancelled = (await replies(telegram, ALICE.id, 2))[1].text
+    assert cancelled.endswith(
+        f"Cancelled reminder #{reminder.id}: What is your plan for this week?"
+    )
+    pointers = [m.text for m in telegram.messages(FORUM.id, thread_id=topic)[2:]]
+    assert pointers == ["I've sent you the answer to /reminders in private."] * 2
     assert (await app.reminders.book.all()) == []
 
 
@@ -121,3 +136,41 @@ async def test_a_stranger_cannot_set_a_reminder(reminding_bot, telegram, fake_ll
     telegram.send_text(ALICE, "/reminders")
     await replies(telegram, ALICE.id)
     assert fake_llm.requests == [] and (await app.reminders.book.all()) == []
+
+
+async def test_fifty_reminders_due_at_once_keep_telegrams_pace(reminding_bot, settings, telegram):
+    """A burst of reminders to many chats waits its turn at the bot-wide send budget
+    (`telegram.messagesPerSecond`) instead of meeting Telegram's 429s; each arrives once."""
+
+    app, clock = reminding_bot
+    edit_runtime_config(settings.runtime_config_path, telegram={"messagesPerSecond": 10})
+    due = datetime(2026, 3, 1, 13, 0, tzinfo=UTC)
+    for n in range(50):
+        chat = str(8000 + n)
+        telegram.chat_exists(Chat.private_with(User(8000 + n)))
+        await app.reminders.book.add(
+            Reminder(id=await app.reminders.book.new_id(), channel="telegram", chat_id=chat,
+                     user_id=chat, text=f"stretch {n}", zone="UTC", next_at=due,
+                     created_at=clock.now),
+            limit=10,
+        )  # fmt: skip
+    clock.now = due
+    app.reminders.wake()
+    chats = range(8000, 8050)
+    await telegram.wait_for(lambda: all(len(telegram.texts(c)) == 1 for c in chats), 60)
+    assert all(telegram.texts(c)[0].startswith(f"⏰ Reminder: stretch {c - 8000}") for c in chats)
+    times = sent_times(telegram)
+    assert times[-1] - times[0] >= 3.5, "50 messages at 10 a second take 4 s at the least"
+    assert most_in_any_window(times, 2.0) <= 30
+    left: list[Reminder] = [None]  # type: ignore[list-item]
+
+    async def book_empty() -> bool:
+        left[:] = await app.reminders.book.all()
+        return not left
+
+    for _ in range(300):  # the receipts are written after the sends
+        if await book_empty():
+            break
+        await asyncio.sleep(0.05)
+    assert left == [], "every reminder was delivered and struck off"
+    assert all(len(telegram.texts(c)) == 1 for c in chats), "each arrived once"

@@ -736,7 +736,9 @@ async def test_a_message_cut_short_twice_gets_an_apology_instead_of_a_third_try(
     assert len(fake_llm.requests) == 2, "no third try"
     telegram.send_text(ALICE, "hello again")
     await replies(telegram, ALICE.id, 4)
-    assert telegram.texts(ALICE.id)[3] == "echo: hello again"
+    # The unanswered message goes with the next one, joined: roles alternate for the model.
+    joined = "a message that never gets through\n\nhello again"
+    assert telegram.texts(ALICE.id)[3] == f"echo: {joined}"
 
 
 async def test_a_reply_delivered_just_before_a_stop_is_recorded_not_sent_again(
@@ -811,22 +813,25 @@ async def test_forget_all_in_a_group_is_for_operators_and_empties_only_the_group
     telegram.send_text(BOB, f"{mention} our wifi password is Heron5", chat=GROUP)
     await replies(telegram, GROUP.id)
 
+    telegram.chat_exists(Chat.private_with(BOB))  # answers about memory come in private
     telegram.send_text(BOB, "/forget all", chat=GROUP)
-    refusal = (await replies(telegram, GROUP.id, 2))[1].text
-    assert refusal.startswith("Only the bot's operators can make me forget what this group")
+    refusal = (await replies(telegram, BOB.id))[0].text
+    assert "Only the bot's operators can make me forget what this group" in refusal
     telegram.send_text(BOB, "/memory", chat=GROUP)
-    assert "Heron5" in (await replies(telegram, GROUP.id, 3))[2].text
+    assert "Heron5" in (await replies(telegram, BOB.id, 2))[1].text
 
     telegram.send_text(ALICE, "/forget all", chat=GROUP)
-    asked = (await replies(telegram, GROUP.id, 4))[3].text
+    asked = (await replies(telegram, ALICE.id, 2))[1].text
     assert "everything I remember from this group" in asked
     telegram.send_text(ALICE, "/forget confirm", chat=GROUP)
-    assert (await replies(telegram, GROUP.id, 5))[4].text.startswith("Done: deleted")
+    assert "Done: deleted" in (await replies(telegram, ALICE.id, 3))[2].text
     telegram.send_text(ALICE, "/memory", chat=GROUP)
-    assert "Heron5" not in (await replies(telegram, GROUP.id, 6))[5].text
+    assert "Heron5" not in (await replies(telegram, ALICE.id, 4))[3].text
+    pointers = [m.text for m in (await replies(telegram, GROUP.id, 6))[1:]]
+    assert all(p.startswith("I've sent you the answer to /") for p in pointers), pointers
 
     telegram.send_text(ALICE, "/memory")
-    assert "The user's PIN is 4512." in (await replies(telegram, ALICE.id, 2))[1].text
+    assert "The user's PIN is 4512." in (await replies(telegram, ALICE.id, 5))[4].text
     assert [r["messages"][-1]["content"] for r in fake_llm.requests] == [
         "my PIN is 4512",
         "our wifi password is Heron5",
@@ -949,6 +954,27 @@ async def test_with_vision_off_a_photo_is_answered_plainly_without_the_model(
     assert telegram.calls("getFile") == [], "a photo that will not be looked at is not fetched"
 
 
+async def test_with_vision_off_a_captioned_photo_gets_its_caption_answered(
+    start_bot, telegram, fake_llm
+):
+    await start_bot()
+    telegram.send_media(ALICE, "photo", caption="is 12 times 12 144?", content=jpeg(200, 100))
+    line, answer = await replies(telegram, ALICE.id, 2)
+    assert "can't see the picture itself" in line.text and "describe" not in line.text
+    assert answer.text.startswith("echo: is 12 times 12 144?")
+    (request,) = fake_llm.requests
+    question = request["messages"][-1]["content"]
+    assert question.startswith("is 12 times 12 144?") and "photo" in question
+    assert "[Photo]" not in question, "the model is not told it was shown a picture"
+    assert telegram.calls("getFile") == []
+    telegram.send_media(
+        ALICE, "document", caption="and this?", file_name="song.mp3", mime_type="audio/mpeg"
+    )
+    line, answer = (await replies(telegram, ALICE.id, 4))[2:]
+    assert "can't open “song.mp3”" in line.text
+    assert answer.text.startswith("echo: and this?")
+
+
 async def test_a_file_over_the_limit_is_refused_before_any_download(
     start_bot, settings, telegram, fake_llm
 ):
@@ -1016,3 +1042,54 @@ async def test_in_a_group_media_without_a_mention_is_ignored(start_bot, telegram
     (answer,) = await replies(telegram, GROUP.id)
     assert answer.text == "echo: hello there"  # the later message, answered, and alone
     assert telegram.calls("getFile") == [] and telegram.downloads == []
+
+
+def sent_times(telegram, chat_id: int | None = None) -> list[float]:
+    """When the Bot API server got each new message the bot sent (to `chat_id`, or any)."""
+    return sorted(
+        call.at
+        for call in telegram.calls("sendMessage")
+        if call.status == 200 and (chat_id is None or call.params.get("chat_id") == chat_id)
+    )
+
+
+def most_in_any_window(times: list[float], seconds: float, jitter: float = 0.1) -> int:
+    """The most sends that fell within any `seconds`, less `jitter` for the loop's own lag
+    between the send budget and the server."""
+    return max(
+        sum(1 for t in times[i:] if t - start < seconds - jitter) for i, start in enumerate(times)
+    )
+
+
+async def test_a_burst_to_100_chats_keeps_telegrams_pace_and_each_chats_order(
+    start_bot, settings, telegram
+):
+    """Paced as the bot sends: the server sees the pace give or take the loop's own lag."""
+    users = [User(7000 + n, f"User{n}") for n in range(100)]
+    edit_runtime_config(settings.runtime_config_path, telegram={"messagesPerSecond": 20})
+    await start_bot(allowed=[user.id for user in users])
+    for user in users:
+        telegram.send_text(user, "first")
+        telegram.send_text(user, "second")
+    answered = ["echo: first", "echo: second"]
+    await telegram.wait_for(lambda: all(telegram.texts(u.id) == answered for u in users), 60)
+    times = sent_times(telegram)
+    assert len(times) == 200
+    assert times[-1] - times[0] >= 8.0, "200 messages at 20 a second take 9 s at the least"
+    assert most_in_any_window(times, 2.0) <= 60
+
+
+async def test_a_busy_group_gets_at_most_its_share_a_minute_in_order(start_bot, settings, telegram):
+    edit_runtime_config(settings.runtime_config_path, telegram={"groupMessagesPerMinute": 3})
+    await start_bot(group_window_seconds=2.0)
+    for n in range(7):
+        telegram.send_text(ALICE, f"@{telegram.bot.username} question {n}", chat=GROUP)
+    telegram.send_text(BOB, "meanwhile in private")
+    await telegram.wait_for(lambda: len(telegram.texts(GROUP.id)) == 7, 30)
+    assert [text.rsplit(" ", 1)[-1] for text in telegram.texts(GROUP.id)] == [
+        str(n) for n in range(7)
+    ]
+    assert most_in_any_window(sent_times(telegram, GROUP.id), 2.0, jitter=0.5) <= 3
+    assert telegram.texts(BOB.id) == ["echo: meanwhile in private"]
+    (bobs,) = sent_times(telegram, BOB.id)
+    assert bobs < sent_times(telegram, GROUP.id)[-1], "a private chat never waits for a group"

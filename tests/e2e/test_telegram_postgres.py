@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from bot.adapters.postgres.inbox import PostgresUpdateInbox
 from bot.adapters.telegram import TelegramOptions, WebhookOptions
 from bot.app import BotApp
-from bot.storage.postgres.inbox import PostgresUpdateInbox
 from tests.conftest import edit_runtime_config
 from tests.fakes.postgres import free_port
 from tests.fakes.telegram_server import User

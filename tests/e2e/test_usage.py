@@ -89,3 +89,26 @@ async def test_an_answer_stopped_half_way_is_counted_by_what_was_asked_and_shown
     assert line["who"] == "user-alice"
     assert 0 < line["out"] < len(story) // 4, "counted by the part that streamed"
     assert line["in"] > 0
+
+
+async def test_an_answer_cut_at_the_token_limit_ends_with_a_note_and_usage_counts_it(app, fake_llm):
+    fake_llm.script(Reply(text="The first half of", finish_reason="length"))
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "tell me everything"), channel)
+    assert channel.texts()[-1].startswith("The first half of\n\n[The answer stopped here")
+    await app.handle(say(ALICE, "/usage"), channel)
+    assert "1 answer stopped at the model's output token limit" in channel.texts()[-1]
+
+
+async def test_without_prices_usage_says_which_setting_gives_a_cost(app, settings, fake_llm):
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "/usage"), channel)  # nothing used yet: the current model
+    assert "No cost is shown for gpt-4o-mini" in channel.texts()[-1]
+    await app.handle(say(ALICE, "hello"), channel)
+    await app.handle(say(ALICE, "/usage"), channel)
+    shown = channel.texts()[-1]
+    assert "usage.prices" in shown and "about" not in shown
+
+    edit_runtime_config(settings.runtime_config_path, usage={"prices": {"gpt-4o-mini": {}}})
+    await app.handle(say(ALICE, "/usage"), channel)
+    assert "usage.prices" not in channel.texts()[-1], "priced: nothing to explain"

@@ -11,6 +11,11 @@ from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 def pdf_with_text(*pages: str) -> bytes:
     """A PDF whose pages each show one text (lines split on newlines), in Helvetica; an empty
     string makes a page with no text at all, as a scan without a text layer reads."""
+    return _pdf([_text_operators(text) for text in pages])
+
+
+def _pdf(contents: list[bytes], compressed: bool = False) -> bytes:
+    """A PDF with one page per content stream, font F1 (Helvetica) on each."""
     writer = PdfWriter()
     font = DictionaryObject(
         {
@@ -20,14 +25,16 @@ def pdf_with_text(*pages: str) -> bytes:
         }
     )
     font_ref = writer._add_object(font)
-    for text in pages:
+    for content in contents:
         page = writer.add_blank_page(width=612, height=792)
         page[NameObject("/Resources")] = DictionaryObject(
             {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font_ref})}
         )
         stream = DecodedStreamObject()
-        stream.set_data(_text_operators(text))
-        page[NameObject("/Contents")] = writer._add_object(stream)
+        stream.set_data(content)
+        page[NameObject("/Contents")] = writer._add_object(
+            stream.flate_encode() if compressed else stream
+        )
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
@@ -60,3 +67,9 @@ def png_image(width: int, height: int, colour: tuple[int, int, int] = (200, 30, 
     out = io.BytesIO()
     Image.new("RGB", (width, height), colour).save(out, format="PNG")
     return out.getvalue()
+
+
+def costly_pdf(moves: int = 400_000) -> bytes:
+    """A few kilobytes of PDF whose one page holds `moves` text-position operators: pypdf
+    parses each in Python, about a second of CPU per 100,000, for one letter of text."""
+    return _pdf([b"BT /F1 12 Tf 72 720 Td\n" + b"0 0 Td\n" * moves + b"(x) Tj ET\n"], True)

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from typing import Any
 
-from bot.conversation import ToolCall
-from bot.ports.llm import LlmError, LlmRequest, LlmResponse, TextListener
+from bot.conversation import ChatMessage, ToolCall
+from bot.i18n.catalogue import notices
+from bot.ports.llm import (
+    ContextOverflow,
+    EmptyAnswer,
+    LlmError,
+    LlmRequest,
+    LlmResponse,
+    TextListener,
+)
 
 Step = LlmResponse | Exception | float
 """A response, an exception to raise, or seconds to sleep before the next step."""
@@ -15,6 +24,33 @@ Step = LlmResponse | Exception | float
 def echo(text: str) -> str:
     """What every echoing fake LLM answers to `text`, the last user message it was sent."""
     return f"echo: {text}"
+
+
+ANSWER_SCHEMA: dict[str, Any] = {
+    "title": "answer",
+    "type": "object",
+    "properties": {"word": {"type": "string"}},
+    "required": ["word"],
+    "additionalProperties": False,
+}
+"""A small structured-output schema for adapter tests."""
+
+
+def chat_request(*messages: ChatMessage, **overrides: Any) -> LlmRequest:
+    """A small chat request for adapter tests: a system prompt, then `messages` (a "hello"
+    when none), four attempts within 30 s; `overrides` replace any field."""
+    asked = list(messages) or [ChatMessage.user("hello")]
+    values: dict[str, Any] = dict(
+        messages=[ChatMessage(role="system", content="sys"), *asked],
+        model="fake-model",
+        temperature=0.2,
+        max_output_tokens=100,
+        timeout_seconds=5,
+        retry_attempts=4,
+        retry_max_seconds=30,
+    )
+    values.update(overrides)
+    return LlmRequest(**values)
 
 
 def text(answer: str) -> LlmResponse:
@@ -59,3 +95,14 @@ class ScriptedLlm:
 
 def llm_down(message: str = "The language model service is failing (HTTP 503).") -> LlmError:
     return LlmError(message)
+
+
+def context_overflow() -> ContextOverflow:
+    """What the adapter raises when the server says the prompt is too long (a 400 naming the
+    context length)."""
+    return ContextOverflow(notices.llm_context_overflow(), "HTTP 400 context_length_exceeded")
+
+
+def empty_answer() -> EmptyAnswer:
+    """What the adapter raises for an answer with nothing in it (llama.cpp's empty 200)."""
+    return EmptyAnswer(notices.llm_empty(), "a stream of 0 events")

@@ -4,6 +4,7 @@ as its own process over stdio or streamable HTTP, as a real server would be.
     python -m tests.fakes.mcp_server stdio
     python -m tests.fakes.mcp_server http PORT [--json-response]
     python -m tests.fakes.mcp_server flood-stdout   (hostile: bytes without end, no line break)
+    python -m tests.fakes.mcp_server many-tools     (hostile: 205 tools, 200 of 120 KB schemas)
 
 Its tools: `web_search` (canned results naming the query), `crash_once` (the process exits
 the first time, while the call is open; a marker file remembers it), `flood` (answers more
@@ -150,6 +151,25 @@ def _serve_http(port: int, json_response: bool) -> None:
     )
 
 
+def _many_tools(count: int) -> None:
+    """`count` tools more, each taking one argument whose schema is about 120 KB: a server
+    that would decide how big every prompt is."""
+    from pydantic import Field, create_model
+
+    fields: dict[str, Any] = {
+        f"option_{n}": (str, Field("", description="a setting of the tool " * 10))
+        for n in range(400)
+    }
+    options = create_model("Options", **fields)
+    for n in range(count):
+
+        def tool(options: Any) -> str:
+            return "done"
+
+        tool.__annotations__ = {"options": options, "return": str}
+        server.add_tool(tool, name=f"tool_{n}", description=f"Tool number {n}.")
+
+
 def _flood_stdout() -> None:
     sys.stdin.readline()  # the client's first message
     chunk = b"y" * 65_536
@@ -160,6 +180,9 @@ def _flood_stdout() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "stdio":
+        server.run("stdio")
+    elif sys.argv[1] == "many-tools":  # 200 tools more, each with a 120 KB schema
+        _many_tools(200)
         server.run("stdio")
     elif sys.argv[1] == "flood-stdout":
         _flood_stdout()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import json
 import threading
 import time
@@ -41,6 +42,9 @@ class Reply:
     test needs, however slow the machine (a `delay` is a guess at that)."""
     chunk_delay: float = 0.0
     """Streaming: pause between text chunks, so a client sees the answer arrive over time."""
+    pause: threading.Event | None = None
+    """Streaming: after the first piece of text the rest waits until the test sets this, so
+    a test can see the first words shown before the last are written."""
     drop_connection: bool = False
     error_message: str = "fake error"
     stream_failure: str | None = None
@@ -49,6 +53,18 @@ class Reply:
     ends (up to 64 MB), to see the client give up on it."""
     usage: tuple[int, int] | None = None
     """(prompt, completion) tokens to report; None: about four characters a token."""
+    cached_tokens: int = 0
+    """Reported as `usage.prompt_tokens_details.cached_tokens` when not 0."""
+    reasoning: str | None = None
+    """A reasoning model's thoughts, sent before the answer as `reasoning` deltas (streamed)
+    or `reasoning_content` (not streamed), and counted as reasoning tokens."""
+    finish_reason: str | None = None
+    """What the answer's last chunk says; None: `tool_calls` or `stop` as the reply has."""
+    empty: bool = False
+    """HTTP 200 and nothing else: a stream of no chunk, or a completion of no choice (what
+    llama.cpp's server sends when it overflows its context inside a stream)."""
+    html_error: bool = False
+    """An error `status` comes as an HTML page (a proxy's or load balancer's), not JSON."""
 
 
 @dataclass
@@ -69,6 +85,60 @@ class Upload:
     filename: str
     content_type: str
     audio: bytes
+
+
+@dataclass(frozen=True)
+class ServerProfile:
+    """How a family of OpenAI-compatible servers behaves where it differs from OpenAI's API,
+    so each difference is reproduced by the fake and pinned by a regression test
+    (`tests/integration/test_llm_server_profiles.py`). A difference found on a real server
+    becomes a field here first; the run against the real server itself (a scripted
+    conversation through the whole bot, `make test-real-llm`, not built yet) then checks
+    that the profile still says what the server does."""
+
+    name: str
+    usage_chunk: bool = True
+    """Streams usage in a last chunk when `stream_options.include_usage` asks."""
+    ping_comments: bool = False
+    """Sends SSE comments (`: ping`) before and between chunks."""
+    schema_refusal: int | None = None
+    """Status with which a `json_schema` response format is refused (None: it is taken)."""
+    null_content_refusal: int | None = None
+    """Status with which a message whose `content` is null is refused."""
+    streamed_tool_call_empty: bool = False
+    """A streamed answer that would be a tool call is an empty 200 instead."""
+    tools_need_tool_choice: bool = False
+    """Tools offered without `tool_choice` are ignored: the model answers in text."""
+    alternating_roles: bool = False
+    """Two user (or assistant) messages in a row are refused, as Mistral's and Gemma's chat
+    templates do (HTTP 500, "roles must alternate")."""
+    context_chars: int | None = None
+    """The context window, in characters of the messages: past it a request is refused with
+    400 `context_length_exceeded`, or, streamed, answered with an empty 200."""
+    embedding_per_token: bool = False
+    """`/v1/embeddings` gives one vector per word of each input, not one per input."""
+    grammar_max_length: int | None = None
+    """Tools whose schemas bound a string's length past this are refused with a bare 500:
+    llama.cpp makes one grammar rule per allowed character and gives up ("failed to parse
+    grammar"), saying only "Server got itself in trouble"."""
+
+
+OPENAI = ServerProfile("openai")
+LLAMA_CPP = ServerProfile(
+    "llama.cpp",
+    usage_chunk=False,
+    ping_comments=True,
+    schema_refusal=500,
+    null_content_refusal=500,
+    streamed_tool_call_empty=True,
+    tools_need_tool_choice=True,
+    alternating_roles=True,
+    context_chars=8192,
+    embedding_per_token=True,
+    grammar_max_length=32,
+)
+"""llama-cpp-python 0.3's server as tried in issue 24 (SmolLM2-135M, a 2,048-token context),
+with a chat template that needs alternating roles."""
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -153,12 +223,15 @@ class FakeOpenAiServer(BackgroundServer):
         responder: Responder | None = None,
         port: int = 0,
         embedder: Embedder | None = None,
+        profile: ServerProfile = OPENAI,
     ) -> None:
         """`embedder` serves `/v1/embeddings`; the default is the bag-of-words `embed_text`
         (texts sharing words are close), `semantic_embedder()` the bundled e5 model."""
         super().__init__(port)
         self.responder = responder or EchoResponder()
         self.embedder = embedder or bag_of_words_embedder
+        self.profile = profile
+        """How the fake behaves where servers differ (`OPENAI`, `LLAMA_CPP`)."""
         self.requests: list[dict[str, Any]] = []
         self.chat_headers: list[dict[str, str]] = []
         """The HTTP headers of each chat request, in order."""
@@ -237,7 +310,10 @@ class FakeOpenAiServer(BackgroundServer):
             self.embedding_requests.append(body)
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         dim = int(body["dimensions"]) if body.get("dimensions") else None
-        vectors = self.embedder([str(text) for text in inputs], dim)
+        texts = [str(text) for text in inputs]
+        vectors: list[Any] = self.embedder(texts, dim)
+        if self.profile.embedding_per_token:
+            vectors = [self.embedder(text.split() or [text], dim) for text in texts]
         data = [
             {"object": "embedding", "index": i, "embedding": vector}
             for i, vector in enumerate(vectors)
@@ -291,7 +367,12 @@ class FakeOpenAiServer(BackgroundServer):
                 self.requests.append(body)
             error = {"error": {"message": f"Invalid image: {problem}", "type": "invalid_request"}}
             return web.json_response(error, status=400)
-        reply = self.next_reply(body)
+        refusal = self._refusal(body)
+        if refusal is not None:  # the server's own limits: no scripted reply is used up
+            with self._lock:
+                self.requests.append(body)
+            return refusal
+        reply = self._as_the_server_would(body, self.next_reply(body))
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.hold is not None:
@@ -301,28 +382,90 @@ class FakeOpenAiServer(BackgroundServer):
             request.transport.close()
             return web.Response(status=500)
         if reply.status != 200:
+            if reply.html_error:
+                return web.Response(
+                    text=html_page(reply.status), status=reply.status, content_type="text/html"
+                )
             error = {"error": {"message": reply.error_message, "type": "fake", "code": None}}
             return web.json_response(error, status=reply.status, headers=reply.headers)
         model = body.get("model", "fake")
         usage = usage_json(body, reply)
         if body.get("stream"):
             wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            wants_usage = wants_usage and self.profile.usage_chunk
             return await self._stream(request, reply, model, usage if wants_usage else None)
+        if reply.empty:
+            return web.json_response({"id": "chatcmpl-fake", "choices": []})
         return web.json_response(completion_json(reply, model, usage), headers=reply.headers)
 
+    def _refusal(self, body: dict[str, Any]) -> web.StreamResponse | None:
+        """The profile's refusal of this request, as that server family sends it; None when
+        it takes it."""
+        profile = self.profile
+        messages = body.get("messages", [])
+        response_format = (body.get("response_format") or {}).get("type")
+        if profile.schema_refusal and response_format == "json_schema":
+            message = (
+                "1 validation error: body -> response_format -> type: "
+                "Input should be 'text' or 'json_object'"
+            )
+            return _error(profile.schema_refusal, message)
+        if profile.null_content_refusal and any(m.get("content") is None for m in messages):
+            message = "messages -> content: Input should be a valid string"
+            return _error(profile.null_content_refusal, message)
+        if profile.grammar_max_length is not None and _longest_bound(body.get("tools")) > (
+            profile.grammar_max_length
+        ):
+            return _error(500, "Server got itself in trouble")
+        roles = [m.get("role") for m in messages]
+        repeated = any(a == b in ("user", "assistant") for a, b in itertools.pairwise(roles))
+        if profile.alternating_roles and repeated:
+            message = "Conversation roles must alternate user/assistant/user/assistant/..."
+            return _error(500, message)
+        size = sum(len(text_of(m.get("content"))) for m in messages)
+        if profile.context_chars is not None and size > profile.context_chars:
+            if body.get("stream"):
+                return web.Response(status=200, content_type="text/event-stream")
+            message = (
+                f"Requested tokens ({size // 4}) exceed context window of "
+                f"{profile.context_chars // 4}"
+            )
+            error = {"message": message, "type": "invalid_request_error"}
+            error["code"] = "context_length_exceeded"
+            return web.json_response({"error": error}, status=400)
+        return None
+
+    def _as_the_server_would(self, body: dict[str, Any], reply: Reply) -> Reply:
+        """The scripted reply as this profile's server would give it."""
+        if not reply.tool_calls or not body.get("tools"):
+            return reply
+        if self.profile.tools_need_tool_choice and "tool_choice" not in body:
+            return Reply(text=reply.text or "I have no tools.")
+        if self.profile.streamed_tool_call_empty and body.get("stream"):
+            with self._lock:  # it picks the same tool when asked again without streaming
+                self._script.appendleft(reply)
+            return Reply(empty=True)
+        return reply
+
     async def _stream(
-        self, request: web.Request, reply: Reply, model: str, usage: dict[str, int] | None
+        self, request: web.Request, reply: Reply, model: str, usage: dict[str, Any] | None
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
+        if reply.empty:
+            await response.write_eof()
+            return response
+        ping = b": ping\n\n" if self.profile.ping_comments else b""
         chunks = stream_chunks(reply, model)
         if usage is not None:  # as OpenAI sends it: a last chunk with no choices
             chunks.append({**chunks[-1], "choices": [], "usage": usage})
         try:
             for index, chunk in enumerate(chunks):
-                await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                await response.write(ping + f"data: {json.dumps(chunk)}\n\n".encode())
                 if index == 0 and reply.stream_failure is not None:
                     return await _fail_stream(request, response, reply)
+                if index == 1 and reply.pause is not None:
+                    await asyncio.to_thread(reply.pause.wait)
                 if reply.chunk_delay:
                     await asyncio.sleep(reply.chunk_delay)
             await response.write(b"data: [DONE]\n\n")
@@ -352,7 +495,7 @@ async def _fail_stream(
     return response
 
 
-def usage_json(body: dict[str, Any], reply: Reply) -> dict[str, int]:
+def usage_json(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     """The usage the fake reports: the reply's own, else about four characters a token."""
     if reply.usage is not None:
         prompt, completion = reply.usage
@@ -360,17 +503,33 @@ def usage_json(body: dict[str, Any], reply: Reply) -> dict[str, int]:
         asked = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
         answered = len(reply.text or "") + sum(len(a) for _, a in reply.tool_calls)
         prompt, completion = asked // 4 + 1, answered // 4 + 1
-    return {
+    usage: dict[str, Any] = {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
+    if reply.cached_tokens:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    if reply.reasoning:
+        usage["completion_tokens_details"] = {"reasoning_tokens": len(reply.reasoning) // 4 + 1}
+    return usage
+
+
+def html_page(status: int) -> str:
+    """An error page as a reverse proxy sends it in front of a server that is down."""
+    return (
+        f"<html>\n<head><title>{status} Bad Gateway</title></head>\n<body>\n"
+        f"<center><h1>{status} Bad Gateway</h1></center>\n<hr><center>nginx</center>\n"
+        "</body>\n</html>\n"
+    )
 
 
 def completion_json(
-    reply: Reply, model: str, usage: dict[str, int] | None = None
+    reply: Reply, model: str, usage: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.reasoning:
+        message["reasoning_content"] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = [
             {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
@@ -385,7 +544,7 @@ def completion_json(
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                "finish_reason": finish_reason(reply),
             }
         ],
         "usage": usage or _usage(),
@@ -405,6 +564,8 @@ def stream_chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
         }
 
     chunks = [chunk({"role": "assistant", "content": ""})]
+    for start in range(0, len(reply.reasoning or ""), 8):
+        chunks.append(chunk({"reasoning": (reply.reasoning or "")[start : start + 8]}))
     text = reply.text or ""
     for start in range(0, len(text), 8):
         chunks.append(chunk({"content": text[start : start + 8]}))
@@ -415,8 +576,12 @@ def stream_chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
         chunks.append(chunk({"tool_calls": [first]}))
         rest = {"index": i, "function": {"arguments": arguments[half:]}}
         chunks.append(chunk({"tool_calls": [rest]}))
-    chunks.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    chunks.append(chunk({}, finish_reason(reply)))
     return chunks
+
+
+def finish_reason(reply: Reply) -> str:
+    return reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
 
 
 BAG_OF_WORDS_DIM = 64
@@ -474,3 +639,14 @@ def _error(status: int, message: str) -> web.Response:
 
 def _usage() -> dict[str, int]:
     return {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+
+
+def _longest_bound(schema: object) -> int:
+    """The largest `maxLength` anywhere in a tool list or schema (0: none)."""
+    if isinstance(schema, dict):
+        own = schema.get("maxLength")
+        bound = own if isinstance(own, int) else 0
+        return max([bound, *(_longest_bound(value) for value in schema.values())])
+    if isinstance(schema, list):
+        return max([0, *(_longest_bound(value) for value in schema)])
+    return 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.config import RuntimeConfig
-from bot.ports.rag import (
+from bot.rag.model import (
     IndexReceipt,
     RagDocument,
     RagHealth,

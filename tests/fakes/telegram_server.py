@@ -184,6 +184,9 @@ class Fault:
     times: int = 1
     when: Callable[[dict[str, Any]], bool] | None = None
     delay: float = 0.0
+    hang_up: bool = False
+    """Close the connection without an answer (after `delay`), as a dropped network does:
+    with `status` 200 the request is carried out first, so the client cannot tell it was."""
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,9 @@ class FakeTelegramServer(BackgroundServer):
         self.bot = User(int(token.split(":")[0]), "Memory Bot", bot_username, is_bot=True)
         self._lock = threading.RLock()
         self._chats: dict[int, Chat] = {}
+        self._users: set[int] = set()
+        """Everyone who wrote anywhere: the bot may write to them in private only once they
+        have written to it there (a chat in `_chats`), as Telegram allows."""
         self._topics: dict[tuple[int, int], str] = {}
         self._messages: dict[tuple[int, int], dict[str, Any]] = {}
         self._message_ids: dict[int, itertools.count[int]] = {}
@@ -236,6 +242,7 @@ class FakeTelegramServer(BackgroundServer):
         self.commands_by_language: dict[str, list[dict[str, Any]]] = {}
         """Menus for the users of one app language (setMyCommands with `language_code`)."""
         self.drafts: list[Draft] = []
+        self._arrivals: dict[str, int] = {}
         self.offers_drafts = True
         """False: answer `sendMessageDraft` as a Bot API server without it does (404)."""
         self.webhook_url: str | None = None
@@ -351,6 +358,11 @@ class FakeTelegramServer(BackgroundServer):
             }
         return thread_id
 
+    def chat_exists(self, chat: Chat) -> None:
+        """A chat the bot may write to, as after its user wrote to it long ago (no update)."""
+        with self._lock:
+            self._chats[chat.id] = chat
+
     def bot_message_exists(self, chat: Chat, text: str) -> int:
         """Record a message as if the bot had sent it earlier (to reply to it); its id."""
         with self._lock:
@@ -384,6 +396,11 @@ class FakeTelegramServer(BackgroundServer):
 
     def texts(self, chat_id: int | None = None, thread_id: object = ANY) -> list[str]:
         return [m.text for m in self.messages(chat_id, thread_id)]
+
+    def arrivals(self, method: str) -> int:
+        """Requests of `method` that reached the server, finished with or not (`calls`)."""
+        with self._lock:
+            return self._arrivals.get(method, 0)
 
     def calls(self, method: str | None = None) -> list[ApiCall]:
         with self._lock:
@@ -428,12 +445,15 @@ class FakeTelegramServer(BackgroundServer):
         times: int = 1,
         when: Callable[[dict[str, Any]], bool] | None = None,
         delay: float = 0.0,
+        hang_up: bool = False,
     ) -> None:
-        """Make the next `times` calls of `method` ("*" for any) fail with `status`."""
+        """Make the next `times` calls of `method` ("*" for any) fail with `status` (200 with
+        a `delay`: only slow; `hang_up`: no answer at all, see `Fault.hang_up`)."""
         if description is None:
             description = _DEFAULT_DESCRIPTIONS.get(status, "Internal Server Error")
+        fault = Fault(method, status, description, retry_after, times, when, delay, hang_up)
         with self._lock:
-            self._faults.append(Fault(method, status, description, retry_after, times, when, delay))
+            self._faults.append(fault)
 
     def flood_wait(self, method: str, retry_after: int, times: int = 1) -> None:
         """429 with `parameters.retry_after`, as Telegram answers a flood."""
@@ -452,6 +472,8 @@ class FakeTelegramServer(BackgroundServer):
     # -- HTTP ------------------------------------------------------------------------------
     async def _dispatch(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
+        with self._lock:
+            self._arrivals[method] = self._arrivals.get(method, 0) + 1
         try:
             params = await _params(request)
         except ConnectionResetError:  # the client gave up mid-request, as clients do
@@ -463,9 +485,9 @@ class FakeTelegramServer(BackgroundServer):
             if fault is not None:
                 if fault.delay:
                     await asyncio.sleep(fault.delay)
-                if fault.status == 200:
-                    fault = None
-                else:
+                if fault.hang_up and fault.status != 200:
+                    return self._hang_up(request, method, params)
+                if fault.status != 200:
                     raise ApiError(fault.status, fault.description, fault.retry_after)
             handler = self._methods().get(method)
             if handler is None:
@@ -473,7 +495,16 @@ class FakeTelegramServer(BackgroundServer):
             result = await handler(params)
         except ApiError as error:
             return self._answer(method, params, error)
+        if fault is not None and fault.hang_up:
+            return self._hang_up(request, method, params)
         return self._answer(method, params, result)
+
+    def _hang_up(self, request: web.Request, method: str, params: dict[str, Any]) -> web.Response:
+        with self._lock:
+            self._calls.append(ApiCall(method, params, time.monotonic(), 0))
+        assert request.transport is not None
+        request.transport.close()
+        return web.Response(status=499)  # never reaches the client
 
     def _answer(self, method: str, params: dict[str, Any], outcome: object) -> web.Response:
         if isinstance(outcome, ApiError):
@@ -804,6 +835,9 @@ class FakeTelegramServer(BackgroundServer):
     def _chat(self, chat_id: object) -> Chat:
         with self._lock:
             chat = self._chats.get(chat_id) if isinstance(chat_id, int) else None
+            known_user = chat_id in self._users
+        if chat is None and known_user:
+            raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
         if chat is None:
             raise ApiError(400, "Bad Request: chat not found")
         return chat
@@ -849,6 +883,7 @@ class FakeTelegramServer(BackgroundServer):
         chat = chat or Chat.private_with(user)
         with self._lock:
             self._chats[chat.id] = chat
+            self._users.add(user.id)
             message_id = self._next_message_id(chat.id)
             message: dict[str, Any] = {
                 "message_id": message_id,

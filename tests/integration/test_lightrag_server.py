@@ -17,10 +17,10 @@ from pydantic import SecretStr
 
 from bot.adapters.lightrag import LightRagAdapter
 from bot.config import RuntimeConfig, RuntimeConfigStore
-from bot.ports.rag import RagUnavailable
 from bot.rag.documents import exchange_document, owner_tag_of
 from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
+from bot.rag.model import RagUnavailable
 from bot.rag.queue import IndexQueue
 from tests.fakes.lightrag_server import LightRagServer
 

@@ -19,6 +19,7 @@ from bot.mcp.servers import McpServers
 from bot.retry import Backoff
 from bot.tools import ToolContext, ToolRegistry, builtin_tools
 from tests.fakes.mcp_server import HttpMcpServer, stdio_entry
+from tests.fakes.untrusted import unfenced
 from tests.fakes.waiting import wait_until
 
 CTX = ToolContext(user_id="u", session_key="k", memory_scope=MemoryScope("u", "u"))
@@ -47,8 +48,9 @@ class Harness:
         return [spec.name for spec in self.registry.specs(ToolsConfig())]
 
     async def call(self, name: str, tool_timeout: float = STARTUP, **arguments: Any) -> str:
+        """The call's result as the server sent it: the bot's fence taken off."""
         call = ToolCall(id="c1", name=name, arguments=json.dumps(arguments))
-        return await self.registry.execute(call, CTX, ToolsConfig(), tool_timeout, 8000)
+        return unfenced(await self.registry.execute(call, CTX, ToolsConfig(), tool_timeout, 8000))
 
     async def ready(self, server: str, generation: int = 1) -> None:
         def is_ready() -> bool:

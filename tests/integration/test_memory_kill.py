@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from bot.config.model import MemoryConfig
-from bot.memory.items import MemoryItem
+from bot.memory.model import MemoryItem
 from bot.memory.service import ShortTermMemory
 
 REPO = Path(__file__).resolve().parents[2]

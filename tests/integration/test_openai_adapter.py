@@ -5,12 +5,13 @@ import time
 
 import pytest
 
-from bot.adapters.openai_chat_http import MAX_ANSWER_BYTES
+from bot.adapters.openai_answers import MAX_ANSWER_BYTES
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.conversation import ChatMessage
 from bot.ports.health import HealthState
-from bot.ports.llm import ImageInput, LlmError, LlmRequest, TokenUsage, ToolSpec
+from bot.ports.llm import ImageInput, LlmError, TokenUsage, ToolSpec
 from tests.fakes.files import png_image
+from tests.fakes.llm import ANSWER_SCHEMA, chat_request
 from tests.fakes.openai_server import FakeOpenAiServer, Reply, images_in
 
 TOOL = ToolSpec("calculator", "math", {"type": "object", "properties": {}})
@@ -32,17 +33,7 @@ async def llm(server):
 
 
 def request(**overrides):
-    values = dict(
-        messages=[ChatMessage(role="system", content="sys"), ChatMessage.user("hello")],
-        model="fake-model",
-        temperature=0.2,
-        max_output_tokens=100,
-        timeout_seconds=5,
-        retry_attempts=4,
-        retry_max_seconds=30,
-    )
-    values.update(overrides)
-    return LlmRequest(**values)
+    return chat_request(**overrides)
 
 
 async def test_plain_answer(llm, server):
@@ -175,13 +166,7 @@ async def test_switches_to_max_completion_tokens_when_the_api_asks(llm, server):
     assert "max_tokens" not in server.requests[1]
 
 
-SCHEMA = {
-    "title": "answer",
-    "type": "object",
-    "properties": {"word": {"type": "string"}},
-    "required": ["word"],
-    "additionalProperties": False,
-}
+SCHEMA = ANSWER_SCHEMA
 
 
 async def test_a_response_schema_is_sent_as_json_schema_and_never_streamed(llm, server):
@@ -215,12 +200,27 @@ async def test_a_refused_json_schema_falls_back_to_json_object_once_per_model(ll
     assert server.requests[-1]["response_format"]["type"] == "json_schema"
 
 
-async def test_a_server_refusing_json_object_too_is_not_asked_a_third_time(llm, server):
+@pytest.mark.parametrize("status", [400, 422, 500])
+async def test_a_server_refusing_both_formats_is_asked_for_plain_json_once_per_model(
+    llm, server, status
+):
+    message = "body -> response_format -> type: Input should be 'text'"
+    refusal = Reply(status=status, error_message=message)
+    server.script(refusal, refusal, Reply(text='{"word": "plain"}'))
+    response = await llm.complete(request(response_schema=SCHEMA, retry_attempts=1))
+    assert response.text == '{"word": "plain"}'
+    formats = [body.get("response_format", {}).get("type") for body in server.requests]
+    assert formats == ["json_schema", "json_object", None]
+    await llm.complete(request(response_schema=SCHEMA))
+    assert "response_format" not in server.requests[-1], "remembered: asked once"
+
+
+async def test_a_server_refusing_even_plain_json_is_not_asked_a_fourth_time(llm, server):
     message = "response_format is not supported"
-    server.script(*[Reply(status=400, error_message=message)] * 3)
+    server.script(*[Reply(status=400, error_message=message)] * 4)
     with pytest.raises(LlmError) as err:
         await llm.complete(request(response_schema=SCHEMA))
-    assert len(server.requests) == 2 and "HTTP 400" in err.value.user_message
+    assert len(server.requests) == 3 and "HTTP 400" in err.value.user_message
 
 
 async def test_other_400s_of_a_schema_request_are_not_retried(llm, server):

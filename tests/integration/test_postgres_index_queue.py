@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.ports.rag import RagDocument
-from bot.storage.postgres.database import Database
-from bot.storage.postgres.rag_queue import PostgresIndexQueue
+from bot.adapters.postgres.database import Database
+from bot.adapters.postgres.rag_queue import PostgresIndexQueue
+from bot.rag.model import RagDocument
 
 pytestmark = pytest.mark.postgres
 

@@ -9,17 +9,17 @@ import asyncio
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bench.memory_eval_data import load_eval_set
 from bot.adapters.embeddings.embedded import EmbeddedEmbedder
+from bot.adapters.postgres.database import REST_SECONDS, Database, DatabaseDown, DatabaseHealth
+from bot.adapters.postgres.memory import PostgresMemory
 from bot.config.model import MemoryConfig
-from bot.memory.items import ItemType, new_item
+from bot.memory.model import ItemType, new_item
 from bot.memory.service import ShortTermMemory
-from bot.storage.postgres.database import REST_SECONDS, Database, DatabaseDown, DatabaseHealth
-from bot.storage.postgres.memory import PostgresMemory
 
 pytestmark = pytest.mark.postgres
 
@@ -162,3 +162,21 @@ async def test_an_item_forgotten_while_it_waits_for_the_database_never_comes_bac
         await store.forget("ann", fact.id)
         await store.retry_unwritten()
         assert await store.count_for("ann") == 0
+
+
+async def test_past_the_cap_the_oldest_episodes_go_from_the_database(database_url):
+    database = await opened(database_url)
+    clock = {"now": NOW}
+    try:
+        store = PostgresMemory(
+            database, lambda: MemoryConfig(maxEpisodes=100), lambda: clock["now"]
+        )
+        for day in range(102):
+            said = f"Planted {day} tulip bulbs along the garden fence today, number {day}."
+            await store.remember_exchange("cap", said, "Nice.", f"t{day}")
+            clock["now"] = NOW + timedelta(days=day + 1)
+        kept = await store.live_items("cap")
+        numbers = sorted(int(item.content.split("number ")[1].split(".")[0]) for item in kept)
+        assert numbers == list(range(2, 102)), "the two oldest went"
+    finally:
+        await database.close()

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from bot.storage.postgres.database import Database, DatabaseDown
+from bot.adapters.postgres.database import Database, DatabaseDown
 
 pytestmark = pytest.mark.postgres
 

@@ -11,14 +11,14 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
+from bot.adapters.postgres.database import Database
+from bot.adapters.postgres.reminders import DELIVERY_LOCK, PostgresReminderBook, ReminderLease
+from bot.adapters.postgres.sessions import PostgresSessionStore
 from bot.chat_locks import ChatLanes
 from bot.config.model import RemindersConfig
 from bot.conversation import ChatAddress
 from bot.reminders import ReminderDesk, Requester
 from bot.reminders.scheduler import ReminderScheduler
-from bot.storage.postgres.database import Database
-from bot.storage.postgres.reminders import DELIVERY_LOCK, PostgresReminderBook, ReminderLease
-from bot.storage.postgres.sessions import PostgresSessionStore
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.clock import FakeClock
 from tests.fakes.waiting import wait_until

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
+from bot.adapters.postgres.database import Database, DatabaseDown
+from bot.adapters.postgres.migrations import MIGRATIONS
+from bot.adapters.postgres.sessions import PostgresSessionStore
 from bot.conversation import ChatMessage
-from bot.storage.postgres.database import Database, DatabaseDown
-from bot.storage.postgres.migrations import MIGRATIONS
-from bot.storage.postgres.sessions import PostgresSessionStore
 
 pytestmark = pytest.mark.postgres
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 
-from bot.storage.postgres.inbox import LOCKS
+from bot.adapters.postgres.inbox import LOCKS
 from tests.fakes.background_server import free_port
 from tests.fakes.load_balancer import RoundRobinBalancer
 from tests.fakes.telegram_server import FakeTelegramServer

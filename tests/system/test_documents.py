@@ -1,6 +1,8 @@
 """A PDF sent in Telegram is read, filed in its sender's long-term memory (a real LightRAG),
 recalled for them and for nobody else, and gone from LightRAG after `/forget all`."""
 
+import re
+
 import pytest
 
 from bot.rag.documents import owner_tag_of
@@ -60,3 +62,31 @@ def test_a_pdf_is_recalled_by_its_owner_only_and_forgotten_with_forget_all(
     stack.converse(OWNER, QUESTION)
     assert "7319" not in stack.last_system_prompt()
     assert "warehouse.pdf" not in stack.last_system_prompt()  # the short-term note went too
+
+
+def test_kill_9_mid_filing_uploads_no_piece_twice(make_stack, own_lightrag):
+    """`kill -9` while a long document's pieces go to LightRAG: the inbox replays the message
+    and files it again, and only the pieces not yet sent are sent after the restart."""
+    user = 9303
+    stack = make_stack(own_lightrag, allowed=[user])
+    lines = [f"Line {n}: shipment {n * 7919 % 100_000} left dock {n % 12}." for n in range(4000)]
+    text = "\n".join(lines)  # about 170,000 characters: some 95 pieces
+    stack.telegram.send_media(
+        stack.user(user), "document", content=text.encode(), file_name="log.txt",
+        mime_type="text/plain",
+    )  # fmt: skip
+    uploads = lambda: stack.bot.log().count("[RagIndexing] Indexed")  # noqa: E731
+    stack.telegram.wait_for_sync(lambda: uploads() >= 3, within=60)
+    stack.bot.kill()
+    assert stack.replies(user) == [], "the kill came before the document was filed"
+    sent_before = uploads()
+
+    stack.bot.start(stack.telegram)
+    reply = stack.wait_replies(user, 1, within=120)[0]
+    assert reply.startswith("I read “log.txt”"), reply
+    stack.wait_queue_empty(within=180)
+    pieces = int(re.findall(r"in (\d+) piece\(s\)", stack.bot.log())[-1])
+    assert pieces > 50
+    # at most one piece twice: the one LightRAG took in the instant before the kill (409)
+    assert uploads() <= pieces + 1, f"{sent_before} sent before the kill, {uploads()} in all"
+    assert "was sent before; not again" in stack.bot.log()

@@ -1,7 +1,7 @@
 """Three bot processes serving one token in webhook mode, behind a round-robin balancer, on one
 PostgreSQL: one of them `kill -9`ed under load. Every message is answered exactly once, in
 order per chat, none lost: the dead process's chats are taken over with their waiting
-updates (`bot/storage/postgres/inbox.py`)."""
+updates (`bot/adapters/postgres/inbox.py`)."""
 
 from __future__ import annotations
 

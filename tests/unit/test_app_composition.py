@@ -2,6 +2,8 @@
 runs on what it was given; what it makes itself it also closes; a channel's own commands and
 stores are wired there, not by the channel."""
 
+from datetime import UTC, datetime
+
 from bot.adapters.lightrag import LightRagAdapter
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.adapters.telegram import TelegramBot, TelegramOptions, UpdateInbox, WebhookOptions
@@ -140,3 +142,18 @@ async def test_telegram_receives_through_the_inbox_in_both_modes_never_ptbs_upda
     assert hooked.telegram.webhook is not None and hooked.telegram.poller is None
     assert hooked.telegram.application.updater is None
     await hooked.aclose()
+
+
+async def test_memory_dates_what_it_stores_by_the_apps_clock(settings):
+    moved = datetime(2024, 5, 17, 9, 30, tzinfo=UTC)
+    llm = ScriptedLlm(text("Lovely, enjoy Porto."))
+    app = BotApp.build(settings, llm=llm, embedder=FakeEmbedder(), clock=lambda: moved)
+    try:
+        await app.handle(message("Remember that my sister lives in Porto."), RecordingChannel())
+        await app.memory.drain()
+        stored = await app.memory.live_items("user-alice")
+    finally:
+        await app.aclose()
+
+    assert stored, "the exchange was remembered"
+    assert {item.created_at for item in stored} == {moved}

@@ -1,9 +1,28 @@
 """Audio re-encoding with PyAV: what users send becomes one small format; speech, a voice note."""
 
+import time
+
 import pytest
 
-from bot.audio import AudioTooLong, AudioUnreadable, NoSound, for_transcription, to_voice_note
-from tests.fakes.audio import audio_seconds, tone_wav, video_note, voice_note
+from bot.audio import (
+    AudioTooLong,
+    AudioTooSlow,
+    AudioUnreadable,
+    NoSound,
+    for_transcription,
+    open_untrusted,
+    to_voice_note,
+)
+from tests.fakes.audio import (
+    UdpWatch,
+    audio_in,
+    audio_seconds,
+    sdp_note,
+    tone_wav,
+    video_note,
+    voice_note,
+)
+from tests.fakes.background_server import free_port
 
 
 @pytest.mark.parametrize(
@@ -61,3 +80,37 @@ def test_empty_and_damaged_files_are_told_apart(data, error):
 def test_decoding_stops_past_the_length_limit():
     with pytest.raises(AudioTooLong):
         for_transcription(tone_wav(3.0), "ogg", max_seconds=1.0)
+
+
+@pytest.mark.parametrize(
+    ("container", "codec"),
+    [
+        *[("mp3", "mp3"), ("flac", "flac"), ("adts", "aac"), ("ipod", "aac"), ("ipod", "alac")],
+        *[("wav", "pcm_u8"), ("wav", "pcm_s24le"), ("wav", "pcm_f32le")],
+    ],
+)
+def test_the_formats_telegram_sends_are_allowed(container, codec):
+    clip = for_transcription(audio_in(container, codec), "ogg", max_seconds=60)
+    assert clip.seconds == pytest.approx(1.0, abs=0.1)
+
+
+def test_an_sdp_note_is_refused_unopened_and_no_socket_is_made():
+    with UdpWatch() as watch, pytest.raises(AudioUnreadable) as refused:
+        for_transcription(sdp_note(free_port()), "ogg", max_seconds=60)
+    assert type(refused.value) is AudioUnreadable  # not NoSound: it was never opened
+    assert watch.seen == set()
+
+
+@pytest.mark.parametrize(
+    ("container", "codec"),
+    [("au", "pcm_s16be"), ("aiff", "pcm_s16be"), ("matroska", "flac"), ("wav", "adpcm_ms")],
+)
+def test_other_containers_and_codecs_are_refused_before_decoding(container, codec):
+    with pytest.raises(AudioUnreadable) as refused:
+        open_untrusted(audio_in(container, codec))
+    assert type(refused.value) is AudioUnreadable
+
+
+def test_a_conversion_past_its_deadline_stops():
+    with pytest.raises(AudioTooSlow):
+        for_transcription(tone_wav(3.0), "ogg", max_seconds=60, deadline=time.monotonic())

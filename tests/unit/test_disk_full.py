@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from bot.conversation import ChatMessage
 from bot.conversation.scope import MemoryScope
 from bot.memory.remember_switch import RememberSwitch
-from bot.ports.rag import RagDocument
 from bot.rag.documents import exchange_document
+from bot.rag.model import RagDocument
 from bot.rag.queue import IndexQueue
 from bot.storage.data_dir_lock import DataDirLock
 from bot.storage.disk import DiskHealth

@@ -8,6 +8,7 @@ import logging
 import os
 import stat
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -15,12 +16,14 @@ from bot.adapters.telegram.inbox import UpdateInbox
 from bot.conversation import Session
 from bot.logging_setup import setup_logging
 from bot.memory.files import UserFiles
-from bot.memory.items import ItemType, new_item
+from bot.memory.model import ItemType, new_item
 from bot.memory.remember_switch import RememberSwitch
 from bot.rag.documents import exchange_document
-from bot.rag.ledger import IndexLedger, LedgerEntry
+from bot.rag.ledger import IndexLedger
+from bot.rag.model import LedgerEntry
 from bot.rag.queue import IndexQueue
 from bot.reminders import ReminderBook
+from bot.settings import Settings
 from bot.storage.atomic import UnsafePath, append_line_safely, write_atomic
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
 from bot.storage.sessions import JsonSessionStore
@@ -138,3 +141,33 @@ def test_a_symlinked_lock_file_stops_the_start_with_a_clear_message(tmp_path):
     (tmp_path / "data" / "bot.lock").symlink_to(elsewhere)
     with pytest.raises(DataDirRefused, match="symbolic link"):
         DataDirLock(tmp_path / "data").acquire()
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda path: write_atomic(path, b"{}"),
+        lambda path: append_line_safely(path, b"{}\n"),
+    ],
+    ids=["atomic write", "append"],
+)
+def test_a_symlinked_folder_inside_the_data_dir_is_not_written_through(tmp_path, caplog, write):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "sessions").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UnsafePath):
+        write(data / "sessions" / "archive" / "telegram%3A1.json")
+    assert list(elsewhere.iterdir()) == []
+    assert "a folder on its way is a symbolic link" in caplog.text
+
+
+def test_the_data_dir_itself_may_be_a_link(tmp_path, monkeypatch):
+    (tmp_path / "volume").mkdir()
+    (tmp_path / "data").symlink_to(tmp_path / "volume", target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(_env_file=None, data_dir=Path("data"))
+    assert settings.data_dir == tmp_path / "volume"
+    write_atomic(settings.data_dir / "sessions" / "s.json", b"{}")
+    assert (tmp_path / "volume" / "sessions" / "s.json").read_bytes() == b"{}"

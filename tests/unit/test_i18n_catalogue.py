@@ -14,7 +14,7 @@ from bot.adapters.telegram.inbound import ATTACHMENT_KINDS, Attachment
 from bot.app import BotApp
 from bot.i18n import Language, Phrase, Say
 from bot.i18n.catalogue import MODULES, memory, notices, telegram
-from bot.memory.items import TRAITS
+from bot.memory.model import TRAITS
 from bot.rag.queue import IndexQueue
 from bot.storage.sessions import JsonSessionStore
 from tests.fakes.llm import ScriptedLlm
@@ -78,7 +78,11 @@ def test_say_has_one_field_per_language():
     assert [field for field in Say.__dataclass_fields__] == [lang.value for lang in Language]
 
 
-@pytest.mark.parametrize("entry", [p for p in PHRASES if p.name not in LOOKUPS], ids=str)
+@pytest.mark.parametrize(
+    "entry",
+    [p for p in PHRASES if p.name not in LOOKUPS],
+    ids=lambda p: f"{p.versions.__module__}.{p.name}",
+)
 def test_every_text_is_in_every_language_with_every_placeholder(entry: Phrase):
     for arguments in calls(entry):
         versions = entry.say(**arguments)

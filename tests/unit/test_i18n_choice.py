@@ -11,13 +11,13 @@ from bot.adapters.terminal import locale_language
 from bot.app import BotApp
 from bot.config.model import MediaConfig
 from bot.conversation import ChatAddress, IncomingMessage
-from bot.i18n import Language, LanguageChoices, current_language, language_of_code, speaking
+from bot.i18n import Language, current_language, language_of_code, speaking
 from bot.i18n.catalogue import commands as texts
 from bot.i18n.catalogue import notices
-from bot.media.extraction import UnreadableFile
-from bot.media.kinds import FileKind
+from bot.media.model import FileKind, UnreadableFile
 from bot.media.reader import MediaReader
 from bot.storage.choices import KeyedChoices
+from bot.storage.languages import LanguageChoices
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.full_disk import FullDisk
 from tests.fakes.llm import ScriptedLlm, text

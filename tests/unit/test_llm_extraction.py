@@ -9,7 +9,6 @@ import pytest
 
 from bot.config.model import LlmConfig, MemoryConfig, RuntimeConfig
 from bot.conversation import utc_now
-from bot.memory.items import ItemType, MemoryItem, new_item, reworded
 from bot.memory.llm_extraction import LlmFactExtractor
 from bot.memory.llm_operations import (
     SCHEMA,
@@ -19,6 +18,7 @@ from bot.memory.llm_operations import (
     extraction_request,
     parse_operations,
 )
+from bot.memory.model import ItemType, MemoryItem, new_item, reworded
 from bot.ports.llm import LlmRequest, LlmResponse
 from tests.fakes.llm import ScriptedLlm, llm_down, text
 from tests.fakes.waiting import wait_until
@@ -221,6 +221,65 @@ async def test_one_item_changes_once_and_repeats_of_shown_items_are_not_added():
     extract.submit("u", "Berlin now", "turn:1")
     await extract.drain()
     assert target.changes == [("replace", "823ac60cc4", "identity", "The user lives in Berlin.")]
+
+
+# -- grounding: only what the user said -----------------------------------------------------
+
+
+async def test_an_add_copied_from_the_prompts_examples_is_not_stored(caplog):
+    caplog.set_level(logging.INFO)
+    llm = ScriptedLlm(
+        answer(
+            op("ADD", "", "fact", "The user's sister Olga lives in Porto."),
+            op("ADD", "", "constraint", "The user is allergic to peanuts."),
+            op("ADD", "", "preference", "The user likes green tea."),
+        )
+    )
+    target = FakeTarget()
+    extract = extractor(llm, target)
+    extract.submit("u", "I drink green tea every morning", "turn:1")
+    await extract.drain()
+    assert target.changes == [("add", "preference", "The user likes green tea.")]
+    assert "2 ignored (2 not in the user's words)" in caplog.text
+
+
+async def test_an_update_with_the_prompts_example_does_not_replace_a_true_fact():
+    home = item(ItemType.IDENTITY, "The user lives in Lisbon.", "823ac60cc4")
+    llm = ScriptedLlm(answer(op("UPDATE", "1", "identity", "The user lives in Berlin.")))
+    target = FakeTarget(home)
+    extract = extractor(llm, target)
+    extract.submit("u", "I love the trams in my city", "turn:1")
+    await extract.drain()
+    assert target.changes == []
+    assert target.items["823ac60cc4"].content == "The user lives in Lisbon."
+
+
+async def test_a_fact_in_the_assistants_words_not_the_users_is_not_stored():
+    """The user only agreed ("yes, book it"); the destination was the assistant's idea."""
+    llm = ScriptedLlm(answer(op("ADD", "", "fact", "The user is travelling to Madeira in spring.")))
+    target = FakeTarget()
+    extract = extractor(llm, target)
+    extract.submit("u", "yes, book it please", "turn:1")
+    await extract.drain()
+    assert target.changes == []
+
+
+async def test_a_rewording_of_the_users_own_words_is_stored():
+    llm = ScriptedLlm(
+        answer(
+            op("ADD", "", "constraint", "The user is allergic to peanuts."),
+            op("ADD", "", "identity", "Пользователь живёт в Казани."),
+        )
+    )
+    target = FakeTarget()
+    extract = extractor(llm, target)
+    extract.submit("u", "peanuts make me ill", "turn:1")
+    extract.submit("u", "я живу в Казани", "turn:2")
+    await extract.drain()
+    assert [change[2] for change in target.changes] == [
+        "The user is allergic to peanuts.",
+        "Пользователь живёт в Казани.",
+    ]
 
 
 async def test_the_request_uses_the_extraction_model_the_schema_and_no_randomness():

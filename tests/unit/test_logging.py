@@ -43,3 +43,28 @@ def test_a_secret_learnt_while_running_is_redacted_from_then_on():
     finally:
         root.removeHandler(handler)
     assert stream.getvalue() == "POST with Bearer *** refused\n"
+
+
+def test_with_a_log_file_warnings_and_errors_go_there_and_never_to_stderr(tmp_path, capsys):
+    import warnings
+
+    from bot.logging_setup import setup_logging
+
+    log_file = tmp_path / "bot.log"
+    root = logging.getLogger()
+    logging.captureWarnings(False)  # an earlier test may have left it on, over pytest's own
+    try:
+        setup_logging("INFO", [], log_file)
+        logging.getLogger("bot.pipeline").error("[ToolLoop] LLM failed: HTTP 503")
+        logging.getLogger("asyncio").warning("Task exception was never retrieved")
+        warnings.warn("a library's deprecation", DeprecationWarning, stacklevel=1)
+    finally:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+            handler.close()
+        logging.captureWarnings(False)
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""
+    log = log_file.read_text()
+    assert "LLM failed: HTTP 503" in log and "never retrieved" in log
+    assert "a library's deprecation" in log

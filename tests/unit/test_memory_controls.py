@@ -118,7 +118,7 @@ async def test_a_failing_store_is_reported_and_the_others_are_still_emptied(memo
 
 async def test_remember_off_is_kept_per_user_across_restarts(registry, switch, tmp_path):
     assert "Remembering is on" in await command(registry, "/remember")
-    assert "store nothing new" in await command(registry, "/remember off")
+    assert "add nothing to my memory" in await command(registry, "/remember off")
     assert not switch.is_remembering("ada") and switch.is_remembering("bob")
     reopened = RememberSwitch(switch.path)
     assert not reopened.is_remembering("ada")

@@ -6,7 +6,7 @@ import pytest
 
 from bot.memory.episodes import items_from_exchange
 from bot.memory.extraction import extract_facts
-from bot.memory.items import ItemType, Layer
+from bot.memory.model import ItemType, Layer
 from bot.small_talk import is_trivial_exchange
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -58,7 +58,18 @@ def contents(text):
         ),
         (
             "remember: the wifi password is hunter2",
-            ["The user asked to remember: the wifi password is hunter2"],
+            ["The wifi password is hunter2."],
+        ),
+        ("btw my sister lives in Porto", ["The user's sister lives in Porto."]),
+        ("my daughter Ana turns 7 in March", ["The user's daughter Ana turns 7 in March."]),
+        (
+            "remember that my sister Leila lives in Porto",
+            ["The user's sister Leila lives in Porto."],
+        ),
+        ("I'm allergic to peanuts, remember that.", ["The user is allergic to peanuts."]),
+        (
+            "remember that I have a dentist appointment on May 3",
+            ["The user has a dentist appointment on May 3."],
         ),
         ("Меня зовут Иван.", ["Пользователя зовут Иван."]),
         ("Я предпочитаю тёмную тему.", ["Пользователь предпочитает тёмную тему."]),
@@ -95,6 +106,8 @@ def test_durable_facts_are_extracted(message, expected):
         "My question is about Docker.",
         "My bad, I meant the other file.",
         "Never mind.",
+        "Never give up.",
+        "Always here to help.",
         "We're running late, sorry.",
         "You should check the error log, it should work now.",
         "There is an error in line 3, it should be fixed.",

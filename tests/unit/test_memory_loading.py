@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from bot import runtime
 from bot.config.model import MemoryConfig
-from bot.memory import heap
 from bot.memory.files import UserFiles
-from bot.memory.items import ItemType, Layer, MemoryItem, new_item
+from bot.memory.model import ItemType, Layer, MemoryItem, new_item
 from bot.memory.packing import pack
 from bot.memory.scoring import rank
 from bot.memory.service import ShortTermMemory
@@ -277,9 +277,9 @@ async def test_writes_during_a_load_wait_for_it_and_are_kept_once(tmp_path):
 
 def test_full_collections_wait_while_loads_run_and_come_back_after_the_last():
     before = gc.get_threshold()
-    with heap.full_collections_paused():
+    with runtime.full_collections_paused():
         assert gc.get_threshold()[2] > 1_000_000 and gc.get_threshold()[:2] == before[:2]
-        with pytest.raises(RuntimeError), heap.full_collections_paused():
+        with pytest.raises(RuntimeError), runtime.full_collections_paused():
             raise RuntimeError("a load failed")
         assert gc.get_threshold()[2] > 1_000_000, "another load still runs"
     assert gc.get_threshold() == before
@@ -287,10 +287,10 @@ def test_full_collections_wait_while_loads_run_and_come_back_after_the_last():
 
 def test_only_a_heavy_load_is_frozen_out_of_full_collections():
     before = gc.get_freeze_count()
-    heap.settle(heap.FREEZE_MIN_ITEMS - 1)
+    runtime.settle(runtime.FREEZE_MIN_ITEMS - 1)
     assert gc.get_freeze_count() == before
     try:
-        heap.settle(heap.FREEZE_MIN_ITEMS)
+        runtime.settle(runtime.FREEZE_MIN_ITEMS)
         assert gc.get_freeze_count() > before
     finally:
         gc.unfreeze()

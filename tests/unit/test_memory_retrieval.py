@@ -5,9 +5,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from bot.config.model import MemoryConfig
-from bot.memory.items import ItemType, Layer, MemoryItem, fingerprint
-from bot.memory.packing import estimate_tokens, pack, render_line
-from bot.memory.scoring import LEXICAL_FLOOR, ScoredItem, fuse, rank
+from bot.memory.model import ItemType, Layer, MemoryItem, ScoredItem, fingerprint
+from bot.memory.packing import estimate_tokens, pack, prompt_line, render_line
+from bot.memory.scoring import LEXICAL_FLOOR, SEMANTIC_POOL, fuse, rank, within_pools
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorIndex
 
@@ -241,3 +241,38 @@ def test_long_postings_are_read_only_where_they_can_matter(monkeypatch):
     only_common = rank(items, "rain weather", NOW, config(semanticTopK=10))
     assert len(only_common) == 3, "a query of common words only reads the newest postings"
     assert {s.item.content for s in only_common} == {c.content for c in common[-3:]}
+
+
+def test_an_exchange_line_is_the_users_words_dated_when_said():
+    said = item("User: we adopted a grey cat → Assistant: Lovely! Enjoy her.", ItemType.EXCHANGE)
+    asked = item("User: when is the vet open? → Assistant: Until 6 pm.", ItemType.EXCHANGE)
+    advised = item(
+        f"User: how to train a cat? → Assistant: {'Be patient. ' * 20}", ItemType.EXCHANGE
+    )
+    assert prompt_line(said) == "- [2026-03-01] we adopted a grey cat"
+    assert prompt_line(asked) == "- [2026-03-01] when is the vet open? → Until 6 pm."
+    assert prompt_line(advised) == "- [2026-03-01] how to train a cat?"
+
+
+def test_an_exchange_saying_more_than_its_turns_fact_is_kept_and_the_fact_left_out():
+    turn = "turn:a:1"
+    fact = scored("The user's accent is tragic.", 0.9, source=turn)
+    said = "User: started a Spanish course on Tuesday nights, my accent is tragic → Assistant: Ha"
+    episode = ScoredItem(item(said, ItemType.EXCHANGE, source=turn), 0.5, 1)
+    assert [line.split("] ")[1] for line in pack([fact, episode], config()).lines] == [
+        "The user's accent is tragic.",
+        "started a Spanish course on Tuesday nights, my accent is tragic",
+    ]
+    assert len(pack([episode, fact], config()).lines) == 1, "the exchange says the fact already"
+
+
+def test_exchanges_compete_from_further_down_the_meaning_ranking_than_facts():
+    near = {f"f{at}": 0.9 - at / 100 for at in range(SEMANTIC_POOL)}
+    facts = {key: item(f"Fact number {key}.") for key in [*near, "far_fact"]}
+    far_episode = item("User: the far exchange → Assistant: ok", ItemType.EXCHANGE)
+    chosen = within_pools(
+        {**near, "far_fact": 0.5, "far_episode": 0.49},
+        {**facts, "far_episode": far_episode},
+    )
+    assert "far_episode" in chosen and "far_fact" not in chosen
+    assert set(near) <= set(chosen)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from bot.config.model import EmbeddingsConfig, MemoryConfig
-from bot.memory.items import ItemType, new_item
+from bot.memory.model import ItemType, new_item
 from bot.memory.scoring import nearest_in_meaning, word_matches
 from bot.memory.semantic import AskedBefore
 from bot.memory.service import ShortTermMemory
@@ -152,7 +152,7 @@ async def test_forgetting_an_item_deletes_its_vector_from_disk(tmp_path, semanti
     await tell(semantic_memory, FACT, "we have a beagle called Biscuit")
     await semantic_memory.recall("u", "warm up")
     await semantic_memory.drain()
-    (item,) = [i for i in await semantic_memory.live_items("u") if "Olga" in i.content]
+    item, *_ = [i for i in await semantic_memory.live_items("u") if "Olga" in i.content]
     await semantic_memory.forget("u", item.id)
     for file in VectorFile.every(tmp_path / "memory" / "u-u"):
         raw = file.path.read_bytes()

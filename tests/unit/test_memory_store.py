@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from bot.config.model import MemoryConfig
 from bot.memory.files import UserFiles
-from bot.memory.items import ItemType, Layer, new_item
+from bot.memory.model import ItemType, Layer, new_item
 from bot.memory.service import ShortTermMemory
 
 
@@ -66,6 +66,15 @@ async def test_two_mentions_are_not_enough_for_promotion(memory):
     assert overview.facts == [] and overview.episodes == 1
 
 
+async def test_a_statement_said_three_times_stays_an_exchange_never_a_fact(memory, clock):
+    for turn in range(3):
+        said = "started a new series last night, already hooked on it"
+        await memory.remember_exchange("u", said, "Nice, what is it about?", f"turn:a:{turn}")
+        clock.now += timedelta(hours=1)
+    overview = await memory.overview("u")
+    assert overview.facts == [] and overview.episodes == 1
+
+
 async def test_a_lower_promotion_threshold_promotes_at_the_next_start(memory, clock):
     await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t1")
     reopened = reopen(memory, clock, promotionMinConfidence=0.5)
@@ -75,18 +84,40 @@ async def test_a_lower_promotion_threshold_promotes_at_the_next_start(memory, cl
     assert [f.layer for f in again.facts] == [Layer.PROCEDURAL] and again.episodes == 0
 
 
-async def test_episodes_expire_after_their_ttl_and_their_files_go(memory, clock):
+async def test_episodes_expire_after_a_configured_ttl_and_their_files_go(tmp_path, clock):
+    memory = ShortTermMemory(tmp_path, lambda: MemoryConfig(episodicTtlDays=90), clock)
     await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t1")
     await memory.remember_exchange("u", "My name is Ada.", "Hi Ada!", "t1")
     day_file = UserFiles(memory.root, "u").directory / "episodic" / "2026-03-01.jsonl"
     assert day_file.exists()
     clock.now += timedelta(days=91)
     assert (await memory.overview("u")).episodes == 0, "expired items are not shown"
-    overview = await reopen(memory, clock).overview("u")
+    overview = await reopen(memory, clock, episodicTtlDays=90).overview("u")
     assert overview.episodes == 0 and [f.content for f in overview.facts] == [
         "The user's name is Ada."
     ]
     assert not day_file.exists()
+
+
+async def test_by_default_what_was_said_in_spring_is_recalled_in_winter(memory, clock):
+    await memory.remember_exchange(
+        "u", "We adopted a grey rescue cat called Miso yesterday.", "Lovely news!", "t1"
+    )
+    clock.now += timedelta(days=300)
+    recalled = await reopen(memory, clock).recall("u", "what is my cat called?")
+    assert "Miso" in recalled
+
+
+async def test_past_the_cap_the_oldest_episodes_go_from_memory_and_files(tmp_path, clock):
+    memory = ShortTermMemory(tmp_path, lambda: MemoryConfig(maxEpisodes=100), clock)
+    for day in range(101):
+        said = f"Planted {day} tulip bulbs along the garden fence today, number {day}."
+        await memory.remember_exchange("u", said, "Nice.", f"t{day}")
+        clock.now += timedelta(days=1)
+    assert (await memory.overview("u")).episodes == 90, "down to the cap less a tenth"
+    kept = await reopen(memory, clock, maxEpisodes=100).live_items("u")
+    numbers = sorted(int(item.content.split("number ")[1].split(".")[0]) for item in kept)
+    assert numbers == list(range(11, 101)), "the oldest went, from the files too"
 
 
 async def test_damaged_lines_are_skipped_with_a_warning_and_set_aside(memory, clock, caplog):

@@ -8,18 +8,19 @@ import contextlib
 import aiohttp
 import psycopg
 
+from bot.adapters.postgres.database import DatabaseDown
 from bot.config import RuntimeConfig
 from bot.ops.checks import DatabaseReadiness, RagReadiness, StoreReadiness
 from bot.ops.metrics import PrometheusMetrics
 from bot.ops.probe import main as probe_main
 from bot.ops.readiness import Readiness
-from bot.ops.server import MAX_LINE_BYTES, OpsServer
+from bot.ops.server import MAX_CONCURRENT, MAX_LINE_BYTES, OpsServer
 from bot.ports.health import Health, HealthState
-from bot.ports.rag import RagHealth
+from bot.rag.model import RagHealth
 from bot.storage.disk import DiskHealth
-from bot.storage.postgres.database import DatabaseDown
 from tests.fakes.clock import FakeClock
 from tests.fakes.full_disk import FullDisk
+from tests.fakes.waiting import wait_until
 
 
 def fixed(state: HealthState, detail: str = "") -> object:
@@ -210,3 +211,31 @@ async def test_the_healthcheck_probe_exits_by_the_answer(monkeypatch):
     monkeypatch.delenv("HTTP_PORT")
     assert probe_main(["readyz"]) == 1, "no listener configured: not ready"
     assert probe_main(["anything"]) == 2
+
+
+async def test_healthz_answers_while_readyz_requests_fill_every_place():
+    answered = asyncio.Event()
+
+    async def stuck() -> Health:
+        await answered.wait()
+        return Health(HealthState.OK)
+
+    server = OpsServer(Readiness({"llm": stuck}, timeout_seconds=600), PrometheusMetrics())
+    await server.start("127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.port}"
+    async with aiohttp.ClientSession() as http:
+
+        async def status(path: str) -> int:
+            async with http.get(f"{base}{path}") as response:
+                return response.status
+
+        held = [asyncio.ensure_future(status("/readyz")) for _ in range(MAX_CONCURRENT)]
+        try:
+            await wait_until(lambda: server.answering == MAX_CONCURRENT)
+            assert await status("/readyz") == 503, "every place is held"
+            assert await status("/healthz") == 200
+        finally:
+            answered.set()
+            statuses = await asyncio.gather(*held)
+            await server.stop()
+    assert statuses == [200] * MAX_CONCURRENT

@@ -4,6 +4,7 @@ delivery through the chat's lane into its session, and what a restart finds on d
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -14,6 +15,7 @@ from bot.config.model import RemindersConfig
 from bot.conversation import ChatAddress, ChatMessage
 from bot.reminders import ReminderBook, ReminderDesk, ReminderRefused, Requester
 from bot.reminders.scheduler import ReminderScheduler
+from bot.reminders.times import parse_rule, re_anchored
 from bot.storage.sessions import JsonSessionStore
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.waiting import wait_until
@@ -424,3 +426,57 @@ async def test_only_the_lease_holder_delivers_and_a_new_holder_resends_a_cut_del
     await parts.scheduler.fire_due()
     assert len(parts.channel.sent) == 1 and not parts.scheduler.leading
     assert [r.text for r in await parts.book.soonest(5)] == ["stretch"]
+
+
+REANCHOR_RULES = [
+    "FREQ=DAILY",
+    "FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,WE",
+    "FREQ=WEEKLY;WKST=SU;INTERVAL=2;BYDAY=SU,SA",
+    "FREQ=MONTHLY;BYMONTHDAY=31",
+    "FREQ=MONTHLY;INTERVAL=2;BYDAY=2TU",
+    "FREQ=MONTHLY;BYSETPOS=-1;BYDAY=MO,TU,WE,TH,FR",
+    "FREQ=YEARLY;INTERVAL=4;BYMONTH=2;BYMONTHDAY=-1",
+    "FREQ=YEARLY;BYWEEKNO=20;BYDAY=MO",
+    "FREQ=HOURLY;INTERVAL=7;BYMINUTE=15,45",
+    "FREQ=MINUTELY;INTERVAL=90",
+    "FREQ=DAILY;INTERVAL=10;BYHOUR=9,17",
+]
+
+
+@pytest.mark.parametrize("rule", REANCHOR_RULES)
+def test_a_rule_re_anchored_at_one_of_its_times_gives_the_same_times_after_it(rule):
+    anchor = datetime(2001, 3, 31, 9, 30)
+    times = list(itertools.islice(parse_rule(rule, anchor), 200))
+    for k in (1, 17, 150):
+        again = parse_rule(rule, re_anchored(rule, anchor, times[k]))
+        assert list(itertools.islice(again, 40)) == times[k : k + 40]
+
+
+def test_a_rule_with_a_count_keeps_its_anchor():
+    anchor = datetime(2001, 3, 31, 9, 30)
+    assert re_anchored("FREQ=DAILY;COUNT=10", anchor, datetime(2001, 4, 5, 9, 30)) == anchor
+
+
+async def test_a_repeating_reminder_started_long_ago_walks_from_its_next_time(parts):
+    """Each next time is searched from the anchor: one left years back cost a walk through
+    every time since at each delivery (0.55 s of the event loop's CPU in the trust review)."""
+    daily = "FREQ=DAILY;BYHOUR=18;BYMINUTE=30"
+    reminder = await parts.desk.add(ALICE, "stretch", at="1996-03-01 18:30", repeat=daily)
+    assert reminder.next_at == datetime(2026, 3, 1, 18, 30, tzinfo=UTC)
+    assert reminder.anchor == datetime(2026, 3, 1, 18, 30), "anchored at its first time"
+    parts.clock.now = reminder.next_at
+    await parts.scheduler.fire_due()
+    (kept,) = await parts.book.all()
+    assert kept.next_at == datetime(2026, 3, 2, 18, 30, tzinfo=UTC)
+    assert kept.anchor == datetime(2026, 3, 2, 18, 30), "moved on to the next time"
+
+
+async def test_a_reminder_kept_with_an_old_anchor_moves_it_on_at_its_next_delivery(parts):
+    reminder = await parts.desk.add(ALICE, "stretch", repeat="FREQ=DAILY;BYHOUR=18;BYMINUTE=0")
+    old = reminder.model_copy(update={"anchor": datetime(1990, 1, 1, 18, 0)})
+    await parts.book.update(old)
+    parts.clock.now = reminder.next_at
+    await parts.scheduler.fire_due()
+    (kept,) = await parts.book.all()
+    assert kept.next_at == datetime(2026, 3, 2, 18, 0, tzinfo=UTC)
+    assert kept.anchor == datetime(2026, 3, 2, 18, 0)

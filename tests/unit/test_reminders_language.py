@@ -11,10 +11,11 @@ from bot.app import BotApp
 from bot.chat_locks import ChatLanes
 from bot.config.model import RemindersConfig
 from bot.conversation import ChatAddress, IncomingMessage
-from bot.i18n import Language, LanguageChoices, speaking
+from bot.i18n import Language, speaking
 from bot.i18n.catalogue.reminders import wall_time_shown
 from bot.reminders import ReminderBook, ReminderDesk, Requester
 from bot.reminders.scheduler import ReminderScheduler
+from bot.storage.languages import LanguageChoices
 from bot.storage.sessions import JsonSessionStore
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.llm import ScriptedLlm, calls, text

@@ -14,8 +14,8 @@ from telegram.error import BadRequest, NetworkError, RetryAfter, TimedOut
 from bot.adapters.openai_llm import OPENAI_RETRY
 from bot.adapters.telegram.delivery import TELEGRAM_RETRY
 from bot.adapters.telegram.flood_control import FloodControl, flood_retry
-from bot.ports.rag import RagRejected, RagUnavailable
 from bot.rag.long_term import DELETE_RETRY
+from bot.rag.model import RagRejected, RagUnavailable
 from bot.retry import Backoff, RetryPolicy, retry_after_seconds
 
 

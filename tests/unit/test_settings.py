@@ -1,11 +1,13 @@
 """Secrets from the environment and `.env`: loaded clean, refused when damaged, never shown."""
 
 import logging
+import re
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from bot.__main__ import describe_invalid_settings
+from bot.__main__ import EPILOG, describe_invalid_settings
 from bot.logging_setup import RedactingFormatter
 from bot.settings import Settings
 
@@ -83,7 +85,7 @@ def test_the_redactor_blanks_a_secret_given_with_a_trailing_newline():
     ],
 )
 def test_the_database_password_never_reaches_a_log_line(monkeypatch, url):
-    from bot.storage.postgres.database import describe_url
+    from bot.adapters.postgres.database import describe_url
 
     monkeypatch.setenv("DATABASE_URL", url)
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
@@ -105,3 +107,12 @@ def test_mcp_placeholders_read_the_env_file_under_the_process_environment(tmp_pa
     assert merged["SEARCH_TOKEN"] == "from-process"
     assert merged["ONLY_IN_FILE"] == "yes"
     assert environment_with(tmp_path / "missing.env").get("ONLY_IN_FILE") is None
+
+
+def test_help_names_every_variable_of_the_env_example():
+    """`python -m bot --help` is where an operator looks first: it must know every variable
+    `.env.example` offers, the commented-out examples included."""
+    example = (Path(__file__).resolve().parents[2] / ".env.example").read_text()
+    names = set(re.findall(r"^#? ?([A-Z][A-Z0-9_]{2,})=", example, flags=re.MULTILINE))
+    assert "EMBEDDINGS_API_KEY" in names and "SEARCH_TOKEN" in names
+    assert sorted(name for name in names if name not in EPILOG) == []

@@ -11,7 +11,14 @@ from bot.pipeline.tool_loop import ToolLoopSystem
 from bot.ports.llm import LlmResponse
 from bot.tools import ToolRegistry, builtin_tools
 from tests.fakes.channel import RecordingChannel
-from tests.fakes.llm import ScriptedLlm, calls, llm_down, text
+from tests.fakes.llm import (
+    ScriptedLlm,
+    calls,
+    context_overflow,
+    empty_answer,
+    llm_down,
+    text,
+)
 
 
 class SlowArgs(BaseModel):
@@ -245,3 +252,88 @@ async def test_an_answer_cut_at_the_limit_says_so_and_runs_no_tool():
     )
     assert len(llm.requests) == 1 and llm.requests[0].max_output_chars == 500
     assert [m.role for m in ctx.turn_messages] == ["assistant"]
+
+
+class FoldingCompactor:
+    """Folds every turn but the last into the summary, as `/compact` does, and counts calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    async def compact_now(self, session, limits, billed_to):
+        self.calls += 1
+        cut = session.cut_for(0, 0)
+        if cut:
+            session.fold_into_summary(cut, "The user asked many things before.")
+        return cut
+
+
+class RefreshingPrompt:
+    """The system prompt as context building renders it: with the session's summary."""
+
+    async def refreshed(self, ctx):
+        ctx.system_prompt = f"sys\n# Summary\n{ctx.session.summary}"
+        return ctx.system_prompt
+
+
+def long_chat_ctx(**kwargs):
+    ctx = make_ctx(**kwargs)
+    older = [ChatMessage.user("earlier question"), ChatMessage.assistant("earlier answer")]
+    ctx.session.messages[:0] = older * 3
+    return ctx
+
+
+def compacting_loop(llm, compactor):
+    tools = ToolRegistry(builtin_tools())
+    return ToolLoopSystem(llm, tools, prompt=RefreshingPrompt(), compactor=compactor)
+
+
+@pytest.mark.parametrize("failure", [context_overflow, empty_answer])
+async def test_a_context_overflow_compacts_the_history_and_asks_once_more(failure):
+    compactor = FoldingCompactor()
+    llm = ScriptedLlm(failure(), text("It is 42."))
+    ctx = long_chat_ctx()
+    await compacting_loop(llm, compactor).process(ctx)
+    assert ctx.final_text == "It is 42." and compactor.calls == 1
+    retried = llm.requests[1].messages
+    assert "The user asked many things before." in retried[0].content
+    assert [m.content for m in retried[1:]] == ["what is 6*7?"]
+
+
+async def test_still_too_long_after_compaction_tells_the_user_what_to_do_and_stores_nothing():
+    compactor = FoldingCompactor()
+    llm = ScriptedLlm(context_overflow(), context_overflow())
+    ctx = long_chat_ctx()
+    await compacting_loop(llm, compactor).process(ctx)
+    assert ctx.final_text is None and ctx.turn_messages == []
+    assert "/new" in ctx.notice and compactor.calls == 1 and len(llm.requests) == 2
+
+
+async def test_an_empty_answer_with_nothing_to_compact_is_a_clear_failure_not_an_answer():
+    compactor = FoldingCompactor()
+    llm = ScriptedLlm(empty_answer())
+    ctx = make_ctx()
+    await compacting_loop(llm, compactor).process(ctx)
+    assert ctx.final_text is None and ctx.turn_messages == []
+    assert ctx.notice == "The language model sent an empty response. Please try again."
+    assert len(llm.requests) == 1
+
+
+async def test_an_overflow_after_a_tool_ran_asks_again_without_running_the_tool_again():
+    compactor = FoldingCompactor()
+    llm = ScriptedLlm(
+        calls(("calculator", '{"expression": "6*7"}')), context_overflow(), text("42")
+    )
+    ctx = long_chat_ctx()
+    await compacting_loop(llm, compactor).process(ctx)
+    assert ctx.final_text == "42"
+    assert tool_results(ctx) == ["6*7 = 42"]
+    assert [m.role for m in llm.requests[2].messages] == ["system", "user", "assistant", "tool"]
+
+
+async def test_an_answer_cut_by_the_token_limit_ends_with_a_note():
+    llm = ScriptedLlm(LlmResponse("The first half of", finish_reason="length"))
+    ctx = make_ctx()
+    await loop_with(llm).process(ctx)
+    assert ctx.final_text.startswith("The first half of\n\n[The answer stopped here")
+    assert "llm.maxOutputTokens" in ctx.final_text

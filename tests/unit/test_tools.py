@@ -6,9 +6,9 @@ import pytest
 
 from bot.config.model import ToolsConfig
 from bot.conversation import MemoryScope, ToolCall
+from bot.isolated import IsolatedFailure, IsolatedScript
 from bot.tools.calculator import CalculatorArguments, CalculatorTool, evaluate
 from bot.tools.current_time import CurrentTimeArguments, CurrentTimeTool
-from bot.tools.isolated import IsolatedFailure, IsolatedScript
 from bot.tools.registry import ToolContext, ToolRegistry
 
 CTX = ToolContext(user_id="u", session_key="k", memory_scope=MemoryScope("u", "u"))

@@ -39,6 +39,7 @@ class RemoteEmbedder:
         self._batch_size = batch_size
         self._timeout = timeout_seconds
         self._attempts = attempts
+        self._pooling_said = False
 
     @classmethod
     def connect(
@@ -81,4 +82,30 @@ class RemoteEmbedder:
         data = sorted(answer.data, key=lambda item: item.index)
         if len(data) != len(batch):
             raise ValueError(f"{len(data)} vectors for {len(batch)} texts")
-        return [list(item.embedding) for item in data]
+        return [self._one_vector(item.embedding) for item in data]
+
+    def _one_vector(self, embedding: object) -> list[float]:
+        """One text's vector. Some servers (llama.cpp's, with a model not made for
+        embeddings) send one vector per token: those are pooled by their mean, said once in
+        the log. Any other shape is refused with an `EmbeddingError` naming it."""
+        try:
+            array = np.asarray(embedding, dtype=np.float32)
+        except (ValueError, TypeError) as exc:
+            message = f"{self.model_id}: the server sent vectors of uneven shape"
+            raise EmbeddingError(message) from exc
+        if array.ndim == 2 and array.shape[0] > 0:
+            if not self._pooling_said:
+                self._pooling_said = True
+                log.warning(
+                    "[Memory] %s sends one vector per token; they are pooled (mean) into "
+                    "one per text",
+                    self.model_id,
+                )
+            array = array.mean(axis=0)
+        if array.ndim != 1 or array.size == 0:
+            raise EmbeddingError(
+                f"{self.model_id}: the server sent a vector of shape {array.shape}, "
+                "not one vector per text"
+            )
+        vector: list[float] = array.tolist()
+        return vector

@@ -33,10 +33,12 @@ from bot.adapters.telegram.inbound import BotIdentity
 from bot.adapters.telegram.options import TELEGRAM_API_URL, TelegramOptions, WebhookOptions
 from bot.adapters.telegram.ordering import ChatOrderedProcessor
 from bot.adapters.telegram.polling import JournaledPoller
+from bot.adapters.telegram.send_budget import SendBudget
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.adapters.telegram.voice_notes import VoiceNotes
 from bot.adapters.telegram.voice_replies import VoiceReplies, VoiceSwitch
 from bot.adapters.telegram.webhook import WebhookReceiver
+from bot.audio import AudioWorkers
 from bot.commands import Command
 from bot.config import RuntimeConfigStore
 from bot.i18n import FALLBACK, Language
@@ -46,6 +48,7 @@ from bot.ports.inbox import TelegramInbox
 from bot.ports.language import LanguagePreference
 from bot.ports.speech import SpeechPort
 from bot.retry import RetryPolicy
+from bot.usage.meter import UsageMeter
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,16 @@ POLLING_FAILURES_UNREADY = 2
 CONNECTION_POOL_SIZE = 64
 """Concurrent Bot API requests; more wait a moment for a free connection (pool time-out 10 s)."""
 _MENU_NAME = re.compile(r"[a-z0-9_]{1,32}")  # what Telegram accepts in the menu
+
+
+def send_budget(config: RuntimeConfigStore, group_window_seconds: float) -> SendBudget:
+    """Telegram's message limits as the runtime config sets them now."""
+
+    def limits() -> tuple[int, int]:
+        telegram = config.current().telegram
+        return telegram.messages_per_second, telegram.group_messages_per_minute
+
+    return SendBudget(limits, group_window_seconds)
 
 
 class StartupFailed(Exception):
@@ -75,12 +88,14 @@ class TelegramBot:
         speech: SpeechPort,
         languages: LanguagePreference,
         voice_switch: VoiceSwitch,
+        meter: UsageMeter,
         on_started: Callable[[ChannelPort], None] = lambda channel: None,
     ) -> None:
         """`menu` lists the commands published at start; `inbox` keeps received updates.
         `speech` hears voice notes and speaks answers where `voice_switch` (`/voice`) says.
-        `languages`: each user's `/language`. `on_started` is handed the channel once the
-        bot can send (after `start`): reminders are delivered from then on."""
+        `languages`: each user's `/language`. `meter` counts transcriptions against each
+        sender's daily budget. `on_started` is handed the channel once the bot can send
+        (after `start`): reminders are delivered from then on."""
         self.options = options
         self._menu = menu
         self._on_started = on_started
@@ -93,9 +108,13 @@ class TelegramBot:
             jitter=False,
         )
         self.processor = ChatOrderedProcessor(on_done=lambda update: _finished(inbox, update))
+        self._audio = AudioWorkers()
+        """Voice notes' and spoken answers' conversions: a pool of their own, never the
+        loop's default executor that journals the inbox and saves sessions."""
         request = AiohttpRequest(connection_pool_size=CONNECTION_POOL_SIZE)
         updates_request = AiohttpRequest(connection_pool_size=1)
-        self.application = _application(options, self.processor, request, updates_request)
+        flood = FloodControl(send_budget(config, options.group_window_seconds))
+        self.application = _application(options, self.processor, flood, request, updates_request)
         self.inbox = inbox
         self.poller: JournaledPoller | None = None
         self.webhook: WebhookReceiver | None = None
@@ -126,6 +145,7 @@ class TelegramBot:
             self.typing,
             options.edit_interval_seconds,
             options.draft_interval_seconds,
+            options.draft_keepalive_seconds,
         )
         self.handler = TelegramUpdateHandler(
             handle,
@@ -136,11 +156,10 @@ class TelegramBot:
             config,
             inbox=inbox,
             files=files,
-            voice_notes=VoiceNotes(files, speech, config),
-            voice_replies=VoiceReplies(speech, self.sender, config, voice_switch),
+            voice_notes=VoiceNotes(files, speech, config, self._audio, meter),
+            voice_replies=VoiceReplies(speech, self.sender, config, voice_switch, self._audio),
             languages=languages,
         )
-        _keep_message_contents_out_of_logs()
         self.application.add_handler(TypeHandler(Update, self.handler))
         self.application.add_error_handler(_log_update_error)
         self._receiving = False
@@ -192,6 +211,7 @@ class TelegramBot:
                 await asyncio.wait({stopping}, timeout=1.0)
             await stopping
         await self.inbox.close()  # after the turns: another process may take their chats now
+        self._audio.close()
         await app.shutdown()
         log.info("[Telegram] stopped")
 
@@ -279,6 +299,7 @@ class TelegramBot:
 def _application(
     options: TelegramOptions,
     processor: ChatOrderedProcessor,
+    flood: FloodControl,
     request: AiohttpRequest,
     updates_request: AiohttpRequest,
 ) -> Application:
@@ -290,7 +311,7 @@ def _application(
         .base_url(f"{options.api_url}/bot")
         .base_file_url(f"{options.api_url}/file/bot")
         .concurrent_updates(processor)
-        .rate_limiter(FloodControl())
+        .rate_limiter(flood)
         .request(request)
         .get_updates_request(updates_request)
         .updater(None)
@@ -310,12 +331,6 @@ def _bad_token_message(api_url: str) -> str:
         f"Telegram rejected the bot token{where}. Check TELEGRAM_BOT_TOKEN: get it from "
         "@BotFather; it looks like 123456789:AAE..."
     )
-
-
-def _keep_message_contents_out_of_logs() -> None:
-    """PTB logs whole updates and API calls at DEBUG, strangers' messages included: not here."""
-    level = max(logging.INFO, logging.getLogger().getEffectiveLevel())
-    logging.getLogger("telegram").setLevel(level)
 
 
 async def _log_update_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -7,6 +7,8 @@ import logging
 from collections.abc import Callable
 from contextvars import ContextVar
 
+from telegram.error import Forbidden
+
 from bot.adapters.telegram.delivery import DraftsUnavailable, TelegramSender
 from bot.adapters.telegram.drafts import TelegramDraftStream
 from bot.adapters.telegram.formatting import render_markdown
@@ -14,7 +16,7 @@ from bot.adapters.telegram.streaming import TelegramReplyStream
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.config import RuntimeConfigStore
 from bot.conversation import ChatAddress
-from bot.ports.channel import ReplyStream
+from bot.ports.channel import DeliveryFailed, RecipientUnreachable, ReplyStream
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +59,14 @@ class TelegramChannel:
         typing: TypingIndicators,
         edit_interval_seconds: float = 1.0,
         draft_interval_seconds: float = 0.4,
+        draft_keepalive_seconds: float = 20.0,
     ) -> None:
         self._sender = sender
         self._config = config
         self._typing = typing
         self._edit_interval = edit_interval_seconds
         self._draft_interval = draft_interval_seconds
+        self._draft_keepalive = draft_keepalive_seconds
         self._drafts_refused = False
 
     async def send(self, address: ChatAddress, text: str) -> None:
@@ -70,6 +74,18 @@ class TelegramChannel:
         reply_to = _reply_target(address)
         for index, part in enumerate(render_markdown(text)):
             await self._sender.send(address, part, reply_to=reply_to if index == 0 else None)
+
+    async def send_privately(self, user_id: str, text: str) -> None:
+        """`text` to the private chat with `user_id` (in Telegram its id is the user's). A 403
+        (no private chat started, or the bot blocked) is `RecipientUnreachable`."""
+        address = ChatAddress(self.name, user_id)
+        try:
+            for part in render_markdown(text):
+                await self._sender.send(address, part)
+        except DeliveryFailed as exc:
+            if isinstance(exc.__cause__, Forbidden):
+                raise RecipientUnreachable(str(exc)) from exc.__cause__
+            raise
 
     def open_stream(self, address: ChatAddress) -> ReplyStream | None:
         telegram = self._config.current().telegram
@@ -82,6 +98,7 @@ class TelegramChannel:
                 address,
                 fallback=lambda: self._edited_preview(address),
                 interval_seconds=self._draft_interval,
+                keepalive_seconds=self._draft_keepalive,
                 reply_to=_reply_target(address),
                 on_final=lambda: self._typing.stop(address),
                 on_unavailable=self._refuse_drafts,

@@ -5,7 +5,11 @@ message exists until the answer is done, so there are no edits to be flood-limit
 first words are shown as soon as they arrive (the edited preview waits a second, to spare an
 edit). Later drafts go out at most once per interval; the finished answer is sent once, one
 message per part. A draft lasts about 30 seconds unless renewed, so one that a failure leaves
-behind goes away by itself.
+behind goes away by itself; while no new words come (a long tool call), the same draft is
+shown again every `keepalive_seconds`, so it neither fades nor lies stale.
+
+The final message goes out only once no draft request is under way: a draft the server
+carries out after the message would show the answer twice.
 
 When the Bot API server refuses drafts (an older or self-hosted server lacks the method), the
 stream carries on as an edited preview, and the channel asks for no more drafts.
@@ -27,6 +31,9 @@ log = logging.getLogger(__name__)
 
 MAX_DRAFT_FAILURES = 3
 """Drafts stop after this many failures in a row; the final text is still sent."""
+DRAFT_SETTLE_SECONDS = 6.0
+"""How long the final message waits for a draft request under way (the request's own read
+time-out is 5 s); past it the draft is abandoned and the message sent all the same."""
 
 
 class TelegramDraftStream:
@@ -39,6 +46,7 @@ class TelegramDraftStream:
         address: ChatAddress,
         fallback: Callable[[], ReplyStream],
         interval_seconds: float = 0.4,
+        keepalive_seconds: float = 20.0,
         reply_to: int | None = None,
         on_final: Callable[[], None] = lambda: None,
         on_unavailable: Callable[[DraftsUnavailable], None] = lambda exc: None,
@@ -48,6 +56,7 @@ class TelegramDraftStream:
         self._address = address
         self._fallback = fallback
         self._interval = interval_seconds
+        self._keepalive = keepalive_seconds
         self._reply_to = reply_to
         self._on_final = on_final
         self._on_unavailable = on_unavailable
@@ -57,6 +66,7 @@ class TelegramDraftStream:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._in_flight = False
         self._edits: ReplyStream | None = None
 
     async def update(self, text: str) -> None:
@@ -73,10 +83,7 @@ class TelegramDraftStream:
     async def finish(self, text: str) -> None:
         self._closed = True
         if self._task is not None:
-            self._task.cancel()
-            await asyncio.wait({self._task})  # a bug in the drafts must not cost the answer
-            if not self._task.cancelled() and self._task.exception() is not None:
-                log.error("[Telegram] drafts failed: %s", self._task.exception())
+            await self._stop_drafting(self._task)
         if self._edits is not None:
             await self._edits.finish(text)
             return
@@ -94,26 +101,60 @@ class TelegramDraftStream:
                     self._address.chat_id,
                 )
 
+    async def _stop_drafting(self, task: asyncio.Task[None]) -> None:
+        """End the draft loop: at once when it is idle, after its request when one is under
+        way (bounded), so that no draft reaches Telegram after the message."""
+        if not self._in_flight:
+            task.cancel()
+        self._wake.set()
+        await asyncio.wait({task}, timeout=DRAFT_SETTLE_SECONDS)
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+        if not task.cancelled() and task.exception() is not None:
+            log.error("[Telegram] drafts failed: %s", task.exception())  # never the answer
+
     async def _draft_loop(self) -> None:
         failures = 0
         while not self._closed:
             if self._latest == self._drafted:
-                await self._wake.wait()
-                self._wake.clear()
-                continue
-            text = self._latest
-            try:
-                await self._sender.draft(self._address, self._draft_id, render_markdown(text)[-1])
-                self._drafted, failures = text, 0
-            except DraftsUnavailable as exc:
-                self._on_unavailable(exc)
-                self._edits = self._fallback()
-                await self._edits.update(self._latest)
+                woken = await self._woken()
+                if not woken and not self._drafted:
+                    continue  # no new words, and nothing shown yet to keep alive
+            if self._closed:
                 return
-            except DeliveryFailed as exc:
-                failures += 1
-                log.debug("[Telegram] draft failed (%d in a row): %s", failures, exc)
-                if failures >= MAX_DRAFT_FAILURES:
-                    log.warning("[Telegram] drafts stopped for chat %s", self._address.chat_id)
-                    return
+            self._in_flight = True
+            try:
+                failures = await self._draft(self._latest, failures)
+            finally:
+                self._in_flight = False
+            if failures < 0 or failures >= MAX_DRAFT_FAILURES or self._closed:
+                return
             await asyncio.sleep(max(self._interval, self._sender.paused_for(self._address)))
+
+    async def _woken(self) -> bool:
+        """Wait for new words; False when `keepalive_seconds` pass without any."""
+        try:
+            await asyncio.wait_for(self._wake.wait(), self._keepalive)
+        except TimeoutError:
+            return False
+        self._wake.clear()
+        return True
+
+    async def _draft(self, text: str, failures: int) -> int:
+        """Show `text` as the draft; the failures in a row after it (-1: drafts are over,
+        the edited preview carries on)."""
+        try:
+            await self._sender.draft(self._address, self._draft_id, render_markdown(text)[-1])
+            self._drafted = text
+            return 0
+        except DraftsUnavailable as exc:
+            self._on_unavailable(exc)
+            self._edits = self._fallback()
+            await self._edits.update(self._latest)
+            return -1
+        except DeliveryFailed as exc:
+            log.debug("[Telegram] draft failed (%d in a row): %s", failures + 1, exc)
+            if failures + 1 >= MAX_DRAFT_FAILURES:
+                log.warning("[Telegram] drafts stopped for chat %s", self._address.chat_id)
+            return failures + 1

@@ -20,6 +20,7 @@ from typing import Any
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
+from bot.adapters.telegram.send_budget import SendBudget
 from bot.retry import RetryPolicy, retry_after_seconds
 
 log = logging.getLogger(__name__)
@@ -43,14 +44,18 @@ def flood_retry(max_wait_seconds: float) -> RetryPolicy:
 
 
 class FloodControl(BaseRateLimiter[int]):
-    """Reactive per-chat flood control: wait exactly `retry_after`, then retry."""
+    """Per-chat flood control: new messages kept within Telegram's limits (`budget`), and a
+    flood wait met anyway waited out exactly (`retry_after`), then retried."""
 
     def __init__(
         self,
+        budget: SendBudget | None = None,
         max_retries: int = 3,
         max_wait_seconds: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`budget` None: no limit before a 429 (tests of the flood waits themselves)."""
+        self._budget = budget
         self._max_retries = max_retries
         self._max_wait = max_wait_seconds
         self._retry = flood_retry(max_wait_seconds)
@@ -90,6 +95,8 @@ class FloodControl(BaseRateLimiter[int]):
             wait = self.paused_for(key)  # a flood wait another request of this chat met
             if wait > 0:
                 await asyncio.sleep(wait)
+            if self._budget is not None:
+                await self._budget.spend(endpoint, chat)
             try:
                 return await callback(*args, **kwargs)
             except RetryAfter as exc:

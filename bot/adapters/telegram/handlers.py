@@ -167,11 +167,16 @@ class TelegramUpdateHandler:
     async def _run_file_turn(self, inbound: Inbound, operator: bool, update_id: int) -> None:
         """Download a photo or document, then run the turn with it. What will not be read (an
         unknown type, a photo while `llm.vision` is off) or is over the size limit is refused
-        before any download; a refusal or a failed download is said, not run."""
+        before any download; a refusal or a failed download is said, not run. A caption is
+        words all the same: after a refusal the turn runs on the caption alone."""
         assert inbound.attachment is not None
-        refusal = refusal_before_reading(shared_file(inbound.attachment), self._config.current())
+        captioned = bool(inbound.text.strip())
+        file = shared_file(inbound.attachment)
+        refusal = refusal_before_reading(file, self._config.current(), captioned)
         if refusal is not None:  # no download for a file that will not be read
             await self._reply(inbound, refusal)
+            if captioned:
+                await self._run_turn(inbound, operator, update_id, readable=False)
             return
         self._typing.start(inbound.address)
         try:
@@ -189,10 +194,12 @@ class TelegramUpdateHandler:
         update_id: int,
         answered: str | None = None,
         file: IncomingFile | None = None,
+        readable: bool = True,
     ) -> None:
+        """`readable`: False when the attachment was refused and only its caption is run."""
         inbox = self._inbox
         text = inbound.text
-        if inbound.attachment and is_shared_file(inbound.attachment):
+        if readable and inbound.attachment and is_shared_file(inbound.attachment):
             text = labelled(inbound.attachment, text)
         elif inbound.attachment and inbound.transcript is None:
             text += ATTACHMENT_NOTE.format(kind=inbound.attachment.spoken)

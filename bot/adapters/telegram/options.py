@@ -46,6 +46,9 @@ class TelegramOptions:
     draft_interval_seconds: float = 0.4
     """Streaming in private chats: at most one draft of the reply per interval (the first at
     once). Drafts are no messages, so Telegram's edit pace does not bind them."""
+    draft_keepalive_seconds: float = 20.0
+    """Streaming in private chats: the draft is shown again after this long without new
+    words (a tool call, a slow model), before Telegram lets it fade (about 30 s)."""
     typing_interval_seconds: float = 4.0
     """"typing…" lasts about 5 s in Telegram clients, so it is refreshed a little sooner."""
     typing_delay_seconds: float = 0.5
@@ -56,6 +59,9 @@ class TelegramOptions:
     """On SIGTERM, turns in progress get this long to finish before they are cancelled."""
     poll_timeout_seconds: float = 10.0
     """Long polling: how long one getUpdates waits for news."""
+    group_window_seconds: float = 60.0
+    """The window `telegram.groupMessagesPerMinute` counts in (Telegram's minute; shorter in
+    tests)."""
     start_attempts: int = 5
     """getMe (and setWebhook) tries at start-up while the Bot API is unreachable (a bad token
     is not retried)."""

@@ -11,14 +11,13 @@ rewritten atomically on change.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 
 from bot.adapters.telegram.delivery import TelegramSender
 from bot.adapters.telegram.formatting import render_markdown
 from bot.adapters.telegram.inbound import Inbound
-from bot.audio import AudioTooLong, AudioUnreadable, to_voice_note
+from bot.audio import AudioTooLarge, AudioTooLong, AudioTooSlow, AudioUnreadable, AudioWorkers
 from bot.commands import Command, CommandCall, CommandRegistry
 from bot.config import RuntimeConfigStore
 from bot.conversation import ChatAddress
@@ -59,8 +58,10 @@ class VoiceReplies:
         sender: TelegramSender,
         config: RuntimeConfigStore,
         switch: VoiceSwitch,
+        audio: AudioWorkers,
     ) -> None:
         self._speech = speech
+        self._audio = audio
         self._sender = sender
         self._config = config
         self._switch = switch
@@ -88,11 +89,11 @@ class VoiceReplies:
         await self._sender.typing(address, "record_voice")
         try:
             audio = await self._speech.synthesize(text, config)
-            clip = await asyncio.to_thread(to_voice_note, audio)
+            clip = await self._audio.to_voice_note(audio)
         except SpeechError as exc:
             await self._say_no_voice(address, exc.reason, reply_to)
             return
-        except (AudioUnreadable, AudioTooLong) as exc:
+        except (AudioUnreadable, AudioTooLong, AudioTooLarge, AudioTooSlow) as exc:
             log.warning("[Speech] the speech service sent audio I could not convert: %s", exc)
             await self._say_no_voice(address, say.unplayable_speech(), reply_to)
             return

@@ -2,13 +2,14 @@
 
 PTB's own receiver (tornado) reads a whole body, up to 100 MB, before it looks at the secret,
 so three unauthenticated 100 MB posts took the bot from 85 to 456 MB. Here the secret header is
-compared first (in constant time) and a post without it is refused unread; an authenticated
-body is read only up to `MAX_BODY_BYTES`, and at most `MAX_CONCURRENT_POSTS` are read at once.
+compared first (in constant time) and a post without it is refused unread (logged once a
+minute at most, with a count of the others); an authenticated body is read only up to
+`MAX_BODY_BYTES`, and at most `MAX_CONCURRENT_POSTS` are read at once.
 
 Telegram hears 200 only once the update is journaled (`accept`, the inbox's `take`); when it
 cannot be (the database is away), it hears 503 and posts the update again later. With several
 processes behind a load balancer, whichever receives a post journals it, and the inbox hands
-it to the process that holds its chat (`bot/storage/postgres/inbox.py`).
+it to the process that holds its chat (`bot/adapters/postgres/inbox.py`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+
+from bot.logging_setup import ThrottledWarning
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +44,15 @@ class WebhookReceiver:
         accept: Callable[[list[dict[str, Any]]], Awaitable[None]],
         max_body_bytes: int = MAX_BODY_BYTES,
         max_concurrent: int = MAX_CONCURRENT_POSTS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`clock`: what the refused posts' log line is rate-limited by."""
         self._secret = secret.encode()
+        self._forged = ThrottledWarning(
+            log,
+            "[Telegram] webhook post without the right secret refused, body unread",
+            clock=clock,
+        )
         self._accept = accept
         self._max_body = max_body_bytes
         self._max_concurrent = max_concurrent
@@ -70,7 +81,7 @@ class WebhookReceiver:
     async def _post(self, request: web.Request) -> web.Response:
         given = request.headers.get(SECRET_HEADER, "").encode()
         if not hmac.compare_digest(given, self._secret):
-            log.warning("[Telegram] webhook post without the right secret refused, body unread")
+            self._forged()  # anyone can post: one line a minute at most
             return _refuse(403, "forbidden")
         if request.content_length is not None and request.content_length > self._max_body:
             log.warning("[Telegram] webhook post of %d bytes refused", request.content_length)

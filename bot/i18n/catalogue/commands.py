@@ -99,6 +99,55 @@ def command_failed(name: str) -> Say:
     )
 
 
+# Commands answered in private when asked in a group (`bot/commands/private_answers.py`).
+
+
+@phrase
+def answered_in_private(name: str) -> Say:
+    return Say(
+        en=f"I've sent you the answer to /{name} in private.",
+        ru=f"Ответ на /{name} я прислал вам в личные сообщения.",
+    )
+
+
+@phrase
+def asked_in_a_group(name: str) -> Say:
+    return Say(
+        en=f"You asked /{name} in a group; the answer is for you alone, so it is here:",
+        ru=f"Вы спросили /{name} в группе; ответ только для вас, поэтому он здесь:",
+    )
+
+
+@phrase
+def start_a_private_chat_first(name: str) -> Say:
+    return Say(
+        en=f"I answer /{name} only in private, and Telegram lets me write to you only once "
+        f"you have started a chat with me: open a private chat with me, press Start, then "
+        f"send /{name} here again.",
+        ru=f"На /{name} я отвечаю только в личных сообщениях, а Telegram позволяет мне "
+        f"написать вам, только когда вы сами начали со мной чат: откройте личный чат со мной, "
+        f"нажмите «Старт» и отправьте /{name} здесь ещё раз.",
+    )
+
+
+@phrase
+def private_answer_failed(name: str) -> Say:
+    return Say(
+        en=f"I could not send you the answer to /{name} in private just now. "
+        "Please try again in a moment.",
+        ru=f"Сейчас не получилось прислать вам ответ на /{name} в личные сообщения. "
+        "Пожалуйста, попробуйте чуть позже.",
+    )
+
+
+@phrase
+def ask_in_private(name: str) -> Say:
+    return Say(
+        en=f"I answer /{name} only in a private chat with me: please ask me there.",
+        ru=f"На /{name} я отвечаю только в личном чате со мной: пожалуйста, спросите там.",
+    )
+
+
 # `/new`, `/stop`, `/compact`.
 
 
@@ -308,6 +357,16 @@ def model_chosen(model: str) -> Say:
 
 
 @phrase
+def usage_cut_answers(count: int) -> Say:
+    return Say(
+        en=f"{plural_en(count, 'answer', 'answers')} stopped at the model's output token limit "
+        "(llm.maxOutputTokens)",
+        ru=f"{plural_ru(count, 'ответ оборвался', 'ответа оборвались', 'ответов оборвались')} "
+        "на пределе токенов модели (llm.maxOutputTokens)",
+    )
+
+
+@phrase
 def usage_amount(tokens: int, prompt_tokens: int, completion_tokens: int, calls: int) -> Say:
     return Say(
         en=f"{plural_en(tokens, 'token', 'tokens')} ({prompt_tokens:,} in, "
@@ -326,6 +385,16 @@ def usage_cost(cost: str, currency: str) -> Say:
 @phrase
 def usage_unpriced(models: str) -> Say:
     return Say(en=f" (no price for {models})", ru=f" (нет цены для {models})")
+
+
+@phrase
+def usage_how_to_price(models: str) -> Say:
+    return Say(
+        en=f"No cost is shown for {models}: its price per million tokens is not set "
+        "(runtime config, usage.prices; docs/CONFIGURATION.md).",
+        ru=f"Стоимость для {models} не показана: не задана цена за миллион токенов "
+        "(runtime config, usage.prices; docs/CONFIGURATION.md).",
+    )
 
 
 @phrase
@@ -377,20 +446,23 @@ def language_name() -> Say:
 
 
 @phrase
-def language_state(chosen: bool) -> Say:
+def language_state(chosen: bool, terminal: bool) -> Say:
+    """`terminal`: the automatic language is the locale's, not a Telegram app's."""
+    auto_en = "your system's language (LANG)" if terminal else "your Telegram app's language"
+    auto_ru = "язык вашей системы (LANG)" if terminal else "язык вашего приложения Telegram"
     return Say(
-        en="I speak English with you"
-        + (" (your choice)." if chosen else " (auto: your Telegram app's language)."),
-        ru="Я говорю с вами по-русски"
-        + (" (ваш выбор)." if chosen else " (авто: язык вашего приложения Telegram)."),
+        en="I speak English with you" + (" (your choice)." if chosen else f" (auto: {auto_en})."),
+        ru="Я говорю с вами по-русски" + (" (ваш выбор)." if chosen else f" (авто: {auto_ru})."),
     )
 
 
 @phrase
-def language_usage() -> Say:
+def language_usage(terminal: bool) -> Say:
+    auto_en = "your system's language" if terminal else "your app's language"
+    auto_ru = "язык системы" if terminal else "язык приложения"
     return Say(
-        en="/language en, /language ru or /language auto (your app's language) changes it.",
-        ru="/language en, /language ru или /language auto (язык приложения) меняет его.",
+        en=f"/language en, /language ru or /language auto ({auto_en}) changes it.",
+        ru=f"/language en, /language ru или /language auto ({auto_ru}) меняет его.",
     )
 
 

@@ -109,6 +109,14 @@ def vision_off() -> Say:
 
 
 @phrase
+def picture_unseen() -> Say:
+    return Say(
+        en="I can't see the picture itself (llm.vision is off), so I'm answering your words.",
+        ru="Саму картинку я не вижу (llm.vision выключен), поэтому отвечаю на ваши слова.",
+    )
+
+
+@phrase
 def unknown_type(name: str) -> Say:
     return Say(
         en=f"I can't open {name}: I read PDF, DOCX, TXT and Markdown documents, and look at "
@@ -186,6 +194,18 @@ def read_stopped(seconds: float) -> Say:
         f"(the limit is {seconds:g} seconds, media.readTimeoutSeconds).",
         ru="Чтение этого файла остановлено до конца: возможно, он слишком большой или "
         f"повреждён (предел — {seconds:g} с, media.readTimeoutSeconds).",
+    )
+
+
+@phrase
+def too_costly(seconds: int) -> Say:
+    return Say(
+        en=f"This file takes too much work to read (over {seconds} seconds of processor time, "
+        "media.readCpuSeconds), so I stopped. Nothing was stored. A smaller or simpler file, "
+        "or its text pasted as a message, will work.",
+        ru=f"Этот файл слишком трудоёмко читать (больше {seconds} с процессорного времени, "
+        "media.readCpuSeconds), поэтому я остановился. Ничего не сохранено. Подойдёт файл "
+        "поменьше или попроще, или его текст, вставленный в сообщение.",
     )
 
 

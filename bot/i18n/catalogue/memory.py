@@ -53,7 +53,7 @@ def remembered_header(group: bool, count: int) -> Say:
 
 @phrase
 def item_kind(kind: str) -> Say:
-    """The kinds of `bot/memory/items.py` (`TypeTraits.label`)."""
+    """The kinds of `bot/memory/model.py` (`TypeTraits.label`)."""
     names = {
         "about the user": "о пользователе",
         "constraint": "ограничение",
@@ -149,13 +149,18 @@ def remember_not_recorded() -> Say:
 
 @phrase
 def remembering_off() -> Say:
+    """Says what is still kept: the conversation itself, which the bot needs to follow it."""
     return Say(
-        en="Okay: from now on I store nothing new from our conversations, short-term or "
-        "long-term. What I already remember stays (/memory shows it, /forget deletes "
-        "it). Send /remember on to resume.",
-        ru="Хорошо: с этого момента я не сохраняю ничего нового из наших разговоров — ни "
-        "в краткосрочную, ни в долгосрочную память. То, что я уже помню, остаётся (/memory "
-        "показывает, /forget удаляет). Отправьте /remember on, чтобы возобновить.",
+        en="Okay: from now on I add nothing to my memory of you, short-term or long-term, "
+        "and index nothing for recall. I still keep our conversation itself (this chat's "
+        "messages) so that I can follow it: /new sets it aside in the archive, /forget all "
+        "deletes it. What I already remember stays (/memory shows it, /forget deletes it). "
+        "Send /remember on to resume.",
+        ru="Хорошо: с этого момента я ничего не добавляю в память о вас — ни в краткосрочную, "
+        "ни в долгосрочную — и ничего не индексирую для припоминания. Сам наш разговор "
+        "(сообщения этого чата) я по-прежнему храню, чтобы следить за ним: /new откладывает "
+        "его в архив, /forget all удаляет. То, что я уже помню, остаётся (/memory показывает, "
+        "/forget удаляет). Отправьте /remember on, чтобы возобновить.",
     )
 
 
@@ -201,6 +206,18 @@ def nothing_to_confirm(seconds: float) -> Say:
 @phrase
 def forgot_all(listing: str) -> Say:
     return Say(en=f"Done: deleted {listing}.", ru=f"Готово: удалено — {listing}.")
+
+
+@phrase
+def lightrag_cache_may_keep() -> Say:
+    return Say(
+        en="LightRAG's cache may still hold summaries its own model wrote from them while "
+        "indexing: its server can only empty that cache for every user at once, which is "
+        "the operator's to do.",
+        ru="В кэше LightRAG ещё могут оставаться сводки, которые его модель написала по ним "
+        "при индексации: сервер умеет очищать этот кэш только сразу для всех, это делает "
+        "оператор.",
+    )
 
 
 @phrase

@@ -187,6 +187,28 @@ def llm_empty() -> Say:
     )
 
 
+@phrase
+def llm_context_overflow() -> Say:
+    return Say(
+        en="This conversation no longer fits the language model's context window, even with "
+        "its older part summarised where it could be. Send /new to start a fresh "
+        "conversation (what I remember about you stays), or send a shorter message.",
+        ru="Этот разговор больше не помещается в контекстное окно языковой модели, даже со "
+        "сжатой, где это возможно, старой частью. Отправьте /new, чтобы начать новый разговор "
+        "(то, что я помню о вас, сохранится), или пришлите сообщение покороче.",
+    )
+
+
+@phrase
+def llm_token_limit_cut() -> Say:
+    return Say(
+        en="[The answer stopped here: it reached the model's output token limit "
+        "(llm.maxOutputTokens). Ask me to go on.]",
+        ru="[Ответ оборвался здесь: он достиг предела токенов модели "
+        "(llm.maxOutputTokens). Попросите меня продолжить.]",
+    )
+
+
 # Services in `/status`.
 
 

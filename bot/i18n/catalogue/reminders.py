@@ -84,8 +84,8 @@ def reminders_none() -> Say:
 @phrase
 def reminder_line_repeating(reminder_id: str, when: str, repeat: str, text: str) -> Say:
     return Say(
-        en=f"#{reminder_id} · {when}, repeating ({repeat}) · {text}",
-        ru=f"#{reminder_id} · {when}, повторяется ({repeat}) · {text}",
+        en=f"#{reminder_id} · {when}, repeats {repeat} · {text}",
+        ru=f"#{reminder_id} · {when}, повторяется {repeat} · {text}",
     )
 
 

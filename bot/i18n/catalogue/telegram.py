@@ -137,6 +137,16 @@ def no_words(kind: str) -> Say:
 
 
 @phrase
+def audio_too_slow(kind: str) -> Say:
+    return Say(
+        en=f"This {kind} took me too long to decode, so I stopped. Please try again later, "
+        "or send a shorter one.",
+        ru=f"Вложение ({_kind_ru(kind)}) слишком долго декодировалось, и я остановился. "
+        "Пожалуйста, попробуйте позже или пришлите покороче.",
+    )
+
+
+@phrase
 def audio_too_long(kind: str, max_minutes: float) -> Say:
     return Say(
         en=f"This {kind} is too long for me: I listen to up to {max_minutes:g} minutes. "
@@ -187,6 +197,28 @@ def terminal_banner() -> Say:
         en="Chat with the bot here. /help lists the commands, /new starts afresh, /quit leaves.",
         ru="Общайтесь с ботом здесь. /help показывает команды, /new начинает заново, "
         "/quit — выход.",
+    )
+
+
+@phrase
+def terminal_unreadable_line() -> Say:
+    return Say(
+        en="That line was not readable text (not UTF-8?), so I left it out. Please type it again.",
+        ru="Эту строку не удалось прочитать как текст (не UTF-8?), я её пропустил. "
+        "Наберите её ещё раз, пожалуйста.",
+    )
+
+
+@phrase
+def about_quit() -> Say:
+    return Say(en="leave the chat (Ctrl+D too)", ru="выйти из чата (или Ctrl+D)")
+
+
+@phrase
+def quit_alone() -> Say:
+    return Say(
+        en="To leave, send /quit on its own.",
+        ru="Чтобы выйти, отправьте /quit отдельной строкой.",
     )
 
 

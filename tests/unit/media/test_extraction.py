@@ -3,8 +3,9 @@ import io
 import pytest
 from pypdf import PdfReader, PdfWriter
 
-from bot.media.extraction import UnreadableFile, extract_text
-from bot.media.kinds import FileKind, file_kind
+from bot.media.extraction import extract_text
+from bot.media.kinds import file_kind
+from bot.media.model import FileKind, UnreadableFile
 from tests.fakes.files import docx_with_paragraphs, pdf_with_text
 
 

@@ -3,8 +3,8 @@ import io
 import pytest
 from PIL import Image
 
-from bot.media.extraction import UnreadableFile
 from bot.media.images import downscale_image
+from bot.media.model import UnreadableFile
 from tests.fakes.files import png_image
 
 

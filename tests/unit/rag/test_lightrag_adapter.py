@@ -11,9 +11,9 @@ from pydantic import SecretStr
 
 from bot.adapters.lightrag import LIGHTRAG_CANDIDATES, LightRagAdapter, candidate_limits
 from bot.config import RuntimeConfigStore
-from bot.ports.rag import RagRejected, RagUnavailable
 from bot.rag.circuit import CircuitState
 from bot.rag.documents import exchange_document, file_source_for
+from bot.rag.model import RagRejected, RagUnavailable
 from tests.conftest import turn_config
 
 URL = "http://rag.test:9621"
@@ -140,6 +140,24 @@ async def test_answer_style_falls_back_to_context_while_several_users_share_it(c
     owners = 1
     await ask(adapter, config_path, "What does everyone like?", "mix")
     assert answer.called, "alone, the configured style applies"
+
+
+@respx.mock
+async def test_a_groups_query_is_in_context_style_whatever_the_config(config_path):
+    """One user, one owner on the server: `answer` style applies in private, but LightRAG's
+    answer would draw on that user's private documents in their group too."""
+    adapter = LightRagAdapter(RuntimeConfigStore(config_path), None, owners=lambda: 1)
+    write_config(config_path, retrievalStyle="answer")
+    answer = respx.post(f"{URL}/query").respond(
+        json={"response": "PIN 4321", "llm_generated": True}
+    )
+    group = file_source_for(AT, "group:telegram:-100", "telegram:-100")
+    data = respx.post(f"{URL}/query/data").respond(
+        json=data_answer(("bank PIN is 4321", MINE), ("offsite at Linden Lodge", group))
+    )
+    context = await ask(adapter, config_path, "What is my bank PIN?", owner="group:telegram:-100")
+    assert not answer.called and data.called
+    assert "4321" not in context and "Linden Lodge" in context
 
 
 @respx.mock
@@ -373,3 +391,29 @@ async def test_keyword_extraction_can_be_left_to_lightrag(config_path, adapter):
         "query": "Which port does Redis use?",
         "mode": "hybrid",
     }
+
+
+@respx.mock
+async def test_a_key_pasted_with_a_line_break_is_sent_without_it(config_path):
+    write_config(config_path, apiKey="file-key-456\n")
+    adapter = LightRagAdapter(RuntimeConfigStore(config_path), SecretStr(" \n"))
+    route = respx.post(f"{URL}/query/data").respond(json=data_answer())
+    await ask(adapter, config_path, "anything here")
+    assert route.calls.last.request.headers["X-API-Key"] == "file-key-456"
+
+
+@respx.mock
+async def test_a_key_no_header_can_carry_is_named_in_status_and_logs_but_never_shown(
+    config_path, caplog
+):
+    write_config(config_path, apiKey="ключ-секрет-789")
+    adapter = LightRagAdapter(RuntimeConfigStore(config_path), None)
+    route = respx.route().respond(json=data_answer())
+    health = await adapter.health()
+    assert not health.healthy and "has characters an HTTP header cannot carry" in health.detail
+    with caplog.at_level(logging.DEBUG):
+        assert await ask(adapter, config_path, "anything here") == ""
+    assert "cannot carry" in caplog.text
+    assert "секрет" not in caplog.text + health.detail
+    assert not route.called
+    assert adapter.breaker.state is CircuitState.CLOSED, "a bad key is no failure of the server"

@@ -9,15 +9,14 @@ import pytest
 
 import bot.rag.indexer as indexer_module
 from bot.config import RuntimeConfigStore
-from bot.ports.rag import (
-    RagUnavailable,
-    StoredDocument,
-)
+from bot.conversation import MemoryScope
+from bot.media.library import DocumentLibrary
 from bot.rag.circuit import CircuitBreaker
 from bot.rag.documents import exchange_document
 from bot.rag.indexer import RagIndexer
-from bot.rag.ledger import IndexLedger, LedgerEntry
+from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
+from bot.rag.model import LedgerEntry, RagUnavailable, StoredDocument
 from bot.rag.queue import IndexQueue
 from tests.fakes.rag import FakeRag
 from tests.fakes.waiting import wait_until
@@ -80,6 +79,28 @@ async def test_worker_sends_in_order_and_records_each_document(tmp_path, config)
     )
     assert [e.doc_id for e in ledger.entries("111")] == [f"doc-{i}" for i in range(1, 6)]
     await worker.stop(1)
+
+
+async def test_a_document_filed_again_after_a_crash_is_not_uploaded_again(tmp_path, config):
+    """The inbox replays a message whose turn a `kill -9` cut short: its document is read and
+    filed again. Pieces the server already took are not sent a second time."""
+    rag = FakeRag()
+    text = " ".join(f"Clause {n}: the tenant keeps the garden tidy." for n in range(200))
+
+    async def file_once() -> None:
+        worker = RagIndexer(
+            IndexQueue(tmp_path / "queue"), rag, IndexLedger(tmp_path / "ledger"), config
+        )
+        worker.start()
+        await DocumentLibrary(worker).file(MemoryScope("111", "111"), "t:111", "a.txt", text, AT)
+        await wait_until(lambda: worker.queue.depth == 0, what="the queue emptied")
+        await worker.stop(1)
+
+    await file_once()
+    sent = rag.attempts
+    assert sent > 2
+    await file_once()  # after the restart, the same message filed again
+    assert rag.attempts == sent
 
 
 async def test_documents_queued_while_down_arrive_when_the_server_is_back(tmp_path, config):
@@ -241,6 +262,8 @@ async def test_forget_removes_queued_and_deletes_recorded_and_discovered_documen
     assert rag.deleted == [["doc-a", "doc-b", "doc-lost-id"]]
     assert await store.count_for("111") == 0
     assert [item.document.owner for item in queue.all()] == ["222"]
+    assert "LightRAG's cache may still hold summaries" in store.traces_left("111")
+    assert store.traces_left("111") is None, "said once, after the deletion it is about"
 
 
 async def test_forget_deletes_the_users_documents_set_aside_as_refused(tmp_path):
@@ -265,6 +288,7 @@ async def test_forget_without_lightrag_touches_no_server(tmp_path):
     await queue.put(doc("111"))
     store = LongTermDocuments(queue, ledger, rag)
     assert await store.forget_user("111") == 1, "queued documents go without a server"
+    assert store.traces_left("111") is None, "nothing reached LightRAG, nothing stays there"
     await ledger.record(
         "111", LedgerEntry(file_source="x", doc_id="d", track_id=None, chat_key="c", indexed_at=AT)
     )

@@ -30,6 +30,18 @@ def test_answer_style_stays_for_one_user_alone():
     assert answer_style_refusal(config("context", [1, 2, 3]), owners=9) is None
 
 
+async def test_a_group_is_always_in_context_style(tmp_path):
+    assert effective_style(config("answer", [1]), owners=1, in_group=True) == "context"
+    path = tmp_path / "runtime-config.json"
+    path.write_text(config("answer", [1]).model_dump_json(by_alias=True))
+    status = RagStatus(RuntimeConfigStore(path), FakeRag(), IndexQueue(tmp_path / "q"),
+                       FakeDocuments())  # fmt: skip
+    [line, *_] = await status.status_lines(MemoryScope("group:t:-1", "1"))
+    assert line == "LightRAG: healthy (context style, hybrid mode)"
+    [line, *_] = await status.status_lines(MemoryScope("1", "1"))
+    assert line == "LightRAG: healthy (answer style, hybrid mode)"
+
+
 async def test_status_says_answer_style_is_refused_and_which_style_is_used(tmp_path):
     path = tmp_path / "runtime-config.json"
     path.write_text(config("answer", [1, 2]).model_dump_json(by_alias=True))

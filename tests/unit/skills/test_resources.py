@@ -10,14 +10,14 @@ from tests.fakes.skills import write_skill
 
 
 @pytest.fixture
-def skill(tmp_path):
+async def skill(tmp_path):
     skills = tmp_path / "skills"
     folder = write_skill(skills, "trip", "Plans trips.", "See references/packing.md.")
     (folder / "references").mkdir()
     (folder / "references" / "packing.md").write_text("- passport\n- charger\n")
     (tmp_path / "secret.txt").write_text("the server's secret")
     library = SkillLibrary(skills)
-    library.refresh()
+    await library.refresh()
     found = library.get("trip")
     assert found is not None
     return found
@@ -76,3 +76,10 @@ def test_the_listing_names_the_files_but_not_skill_md_or_hidden_ones(skill):
     (skill.folder / "scripts").mkdir()
     (skill.folder / "scripts" / "run.py").write_text("print(1)")
     assert list_resources(skill) == ["references/packing.md", "scripts/run.py"]
+
+
+def test_a_hard_link_is_neither_read_nor_listed(skill, tmp_path):
+    os.link(tmp_path / "secret.txt", skill.folder / "references" / "notes.md")
+    with pytest.raises(ResourceRefused, match="is a hard link"):
+        read_resource(skill, "references/notes.md")
+    assert "references/notes.md" not in list_resources(skill)
