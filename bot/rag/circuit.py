@@ -25,7 +25,11 @@ class CircuitState(Enum):
 class CircuitBreaker:
     """Thresholds are passed per call, so a runtime config edit applies at once."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        on_recovery: Callable[[], None] | None = None,
+    ) -> None:
         self._clock = clock
         self.state = CircuitState.CLOSED
         self.consecutive_failures = 0
@@ -33,7 +37,7 @@ class CircuitBreaker:
         self._opened_at = 0.0
         self._probe_started = 0.0
         self._cooldown = 0.0
-        self.on_recovery: Callable[[], None] | None = None
+        self.on_recovery = on_recovery
         """Called when a call succeeds after failures: the index worker stops waiting."""
 
     def allow(self, cooldown_seconds: float) -> bool:

@@ -42,14 +42,16 @@ class RagIndexer:
         rag: RagUploads,
         ledger: IndexLedgerStore,
         config: RuntimeConfigStore,
+        back: asyncio.Event | None = None,
     ) -> None:
+        """`back`: set when LightRAG answers again (the circuit breaker's `on_recovery`)."""
         self.queue = queue
         self._rag = rag
         self._ledger = ledger
         self._config = config
         self._wake = asyncio.Event()
         """A new document, or shutdown: the idle worker looks at the queue."""
-        self._back = asyncio.Event()
+        self._back = back or asyncio.Event()
         """LightRAG answers again, or shutdown: a backing-off worker tries at once."""
         # Documents the disk (or the database) refused at first are in the queue now.
         queue.on_written = self._wake.set

@@ -42,8 +42,8 @@ async def test_an_exchange_goes_through_the_database_queue_and_forget_all_delete
     )
     await wait_indexed(rag_app, lightrag, 1)
     assert not list((settings.data_dir / "rag").glob("**/*.json*")), "nothing in files"
-    assert rag_app.database is not None
-    ledger = PostgresIndexLedger(rag_app.database)
+    ledger = rag_app.stores.index_ledger
+    assert isinstance(ledger, PostgresIndexLedger)
     for _ in range(200):  # the document's id is recorded once the server has processed it
         if [e.doc_id for e in await ledger.entries_of("801") if e.doc_id]:
             break

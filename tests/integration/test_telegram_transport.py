@@ -6,10 +6,9 @@ import pytest
 from aiohttp import web
 from telegram import Bot, InputFile
 from telegram.error import BadRequest, NetworkError, TimedOut
-from telegram.request import RequestData
-from telegram.request._requestparameter import RequestParameter
 
 from bot.adapters.telegram.http_transport import AiohttpRequest
+from bot.adapters.telegram.ptb_compat import request_data
 from tests.fakes.telegram_server import FakeTelegramServer, User
 
 
@@ -79,11 +78,8 @@ async def test_files_are_sent_as_multipart():
     transport = AiohttpRequest()
     await transport.initialize()
     try:
-        data = RequestData(
-            [
-                RequestParameter.from_input("caption", "notes"),
-                RequestParameter.from_input("document", InputFile(b"file body", filename="a.txt")),
-            ]
+        data = request_data(
+            {"caption": "notes", "document": InputFile(b"file body", filename="a.txt")}
         )
         status, _ = await transport.do_request(f"http://127.0.0.1:{port}/upload", "POST", data)
     finally:

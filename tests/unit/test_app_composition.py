@@ -10,6 +10,7 @@ from bot.adapters.telegram import TelegramBot, TelegramOptions, UpdateInbox, Web
 from bot.app import BotApp
 from bot.conversation import ChatAddress, IncomingMessage
 from bot.storage.disk import DiskHealth
+from bot.stores import file_stores
 from tests.conftest import edit_runtime_config
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.embeddings import FakeEmbedder
@@ -83,6 +84,26 @@ async def test_what_the_app_makes_itself_it_closes(settings):
     await app.start()
     await app.aclose()
     assert client.is_closed
+
+
+async def test_the_app_keeps_everything_in_the_stores_handed_in(settings, tmp_path):
+    stores = file_stores(tmp_path / "elsewhere", DiskHealth())
+    built = BotApp.build(
+        settings,
+        llm=ScriptedLlm(text("Hello, Alice.")),
+        embedder=FakeEmbedder(),
+        rag=FakeRag(""),
+        speech=MuteSpeech(),
+        stores=stores,
+    )
+    async with built as app:
+        await app.handle(message("Hello there, I am Alice."), RecordingChannel())
+
+    assert app.sessions is stores.sessions and app.stores is stores
+    saved = await stores.sessions.load(ALICE.session_key)
+    assert [m.content for m in saved.messages] == ["Hello there, I am Alice.", "Hello, Alice."]
+    assert (tmp_path / "elsewhere" / "sessions").is_dir()
+    assert not (settings.data_dir / "sessions").exists(), "nothing in the settings' data dir"
 
 
 def telegram_options(settings, **options) -> TelegramOptions:

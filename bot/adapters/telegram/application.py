@@ -42,6 +42,7 @@ from bot.audio import AudioWorkers
 from bot.commands import Command
 from bot.config import RuntimeConfigStore
 from bot.i18n import FALLBACK, Language
+from bot.ports.channel import ChannelPort
 from bot.ports.health import Health, HealthState
 from bot.ports.inbox import TelegramInbox
 from bot.ports.language import LanguagePreference
@@ -84,16 +85,20 @@ class TelegramBot:
         menu: Callable[[], list[Command]],
         options: TelegramOptions,
         inbox: TelegramInbox,
-        speech: SpeechPort | None = None,
-        languages: LanguagePreference | None = None,
-        meter: UsageMeter | None = None,
+        speech: SpeechPort,
+        languages: LanguagePreference,
+        voice_switch: VoiceSwitch,
+        meter: UsageMeter,
+        on_started: Callable[[ChannelPort], None] = lambda channel: None,
     ) -> None:
         """`menu` lists the commands published at start; `inbox` keeps received updates.
-        `speech` None: voice notes get a "please write" answer, answers are text only.
-        `languages`: each user's `/language` (None: their app's language, else English).
-        `meter`: counts transcriptions against each sender's daily budget."""
+        `speech` hears voice notes and speaks answers where `voice_switch` (`/voice`) says.
+        `languages`: each user's `/language`. `meter` counts transcriptions against each
+        sender's daily budget. `on_started` is handed the channel once the bot can send
+        (after `start`): reminders are delivered from then on."""
         self.options = options
         self._menu = menu
+        self._on_started = on_started
         self._start_retry = RetryPolicy(
             "[Telegram]",
             lambda error: isinstance(error, NetworkError),  # a bad token is not retried
@@ -102,24 +107,14 @@ class TelegramBot:
             max_wait_seconds=10.0,
             jitter=False,
         )
-        self.processor = ChatOrderedProcessor()
+        self.processor = ChatOrderedProcessor(on_done=lambda update: _finished(inbox, update))
         self._audio = AudioWorkers()
         """Voice notes' and spoken answers' conversions: a pool of their own, never the
         loop's default executor that journals the inbox and saves sessions."""
         request = AiohttpRequest(connection_pool_size=CONNECTION_POOL_SIZE)
         updates_request = AiohttpRequest(connection_pool_size=1)
-        builder = (
-            ApplicationBuilder()
-            .token(options.token)
-            .base_url(f"{options.api_url}/bot")
-            .base_file_url(f"{options.api_url}/file/bot")
-            .concurrent_updates(self.processor)
-            .rate_limiter(FloodControl(send_budget(config, options.group_window_seconds)))
-            .request(request)
-            .get_updates_request(updates_request)
-            .updater(None)  # our poller or webhook receiver fetches, through the inbox
-        )
-        self.application: Application = builder.build()
+        flood = FloodControl(send_budget(config, options.group_window_seconds))
+        self.application = _application(options, self.processor, flood, request, updates_request)
         self.inbox = inbox
         self.poller: JournaledPoller | None = None
         self.webhook: WebhookReceiver | None = None
@@ -133,16 +128,14 @@ class TelegramBot:
                 ALLOWED_UPDATES,
                 updates_request,
             )
-        self.processor.on_done = lambda update: inbox.finished(update.update_id)  # type: ignore[attr-defined]
         self.sender = TelegramSender(self.application.bot)
-        self.files = TelegramFiles(
+        files = TelegramFiles(
             self.application.bot,
             request,
             lambda: download_limit_bytes(
                 options.api_url, config.current().telegram.max_file_megabytes
             ),
         )
-        """What handlers download attachments with (see `files.py`)."""
         self.typing = TypingIndicators(
             self.sender, options.typing_interval_seconds, options.typing_delay_seconds
         )
@@ -161,29 +154,15 @@ class TelegramBot:
             self.typing,
             AccessGate(options.refusal_cooldown_seconds),
             config,
+            inbox=inbox,
+            files=files,
+            voice_notes=VoiceNotes(files, speech, config, self._audio, meter),
+            voice_replies=VoiceReplies(speech, self.sender, config, voice_switch, self._audio),
+            languages=languages,
         )
-        self.handler.files = self.files
         self.application.add_handler(TypeHandler(Update, self.handler))
         self.application.add_error_handler(_log_update_error)
-        self.handler.inbox = inbox
         self._receiving = False
-        self.on_started: list[Callable[[], None]] = []
-        """Told once the bot can send (after `start`): reminders are delivered from then on."""
-        if languages is not None:
-            self.handler.languages = languages
-        self.voice_replies: VoiceReplies | None = None
-        """Answers spoken where a chat asked (`/voice`, registered by `BotApp.build`)."""
-        if speech is not None:
-            self._add_voice(speech, config, meter)
-
-    def _add_voice(
-        self, speech: SpeechPort, config: RuntimeConfigStore, meter: UsageMeter | None
-    ) -> None:
-        """Voice notes in (transcribed), answers out as voice where wanted."""
-        self.handler.voice_notes = VoiceNotes(self.files, speech, config, self._audio, meter)
-        switch = VoiceSwitch(self.options.voice_choices_path)
-        self.voice_replies = VoiceReplies(speech, self.sender, config, switch, self._audio)
-        self.handler.voice_replies = self.voice_replies
 
     async def start(self) -> None:
         """Check the token, publish the menu, start taking updates. Raises `StartupFailed`."""
@@ -206,8 +185,7 @@ class TelegramBot:
         self._receiving = True
         mode = "long polling" if webhook is None else f"webhook on {webhook.listen}:{webhook.port}"
         log.info("[Telegram] @%s is answering (%s)", bot.username, mode)
-        for started in self.on_started:
-            started()
+        self._on_started(self.channel)
 
     async def stop(self) -> None:
         """Stop taking updates, let turns in progress finish (bounded), then close."""
@@ -316,6 +294,35 @@ class TelegramBot:
                 await self.application.bot.set_my_commands(menu, language_code=code)
             except TelegramError as exc:  # the bot works without a menu; say so and go on
                 log.warning("[Telegram] could not publish the %s command menu: %s", language, exc)
+
+
+def _application(
+    options: TelegramOptions,
+    processor: ChatOrderedProcessor,
+    flood: FloodControl,
+    request: AiohttpRequest,
+    updates_request: AiohttpRequest,
+) -> Application:
+    """PTB's `Application`, without its `Updater`: our poller or webhook receiver fetches,
+    through the inbox."""
+    return (
+        ApplicationBuilder()
+        .token(options.token)
+        .base_url(f"{options.api_url}/bot")
+        .base_file_url(f"{options.api_url}/file/bot")
+        .concurrent_updates(processor)
+        .rate_limiter(flood)
+        .request(request)
+        .get_updates_request(updates_request)
+        .updater(None)
+        .build()
+    )
+
+
+async def _finished(inbox: TelegramInbox, update: object) -> None:
+    """An update handled to the end is done in the inbox (PTB's processor sees `object`)."""
+    assert isinstance(update, Update)
+    await inbox.finished(update.update_id)
 
 
 def _bad_token_message(api_url: str) -> str:

@@ -31,7 +31,6 @@ from bot.media.kinds import refusal_before_reading
 from bot.ports.channel import ChannelPort, DeliveryFailed
 from bot.ports.inbox import TelegramInbox
 from bot.ports.language import LanguagePreference
-from bot.storage.languages import LanguageChoices
 
 log = logging.getLogger(__name__)
 
@@ -54,26 +53,31 @@ class TelegramUpdateHandler:
         typing: TypingIndicators,
         gate: AccessGate,
         config: RuntimeConfigStore,
+        *,
+        inbox: TelegramInbox,
+        files: TelegramFiles,
+        voice_notes: VoiceNotes,
+        voice_replies: VoiceReplies,
+        languages: LanguagePreference,
     ) -> None:
+        """`inbox` counts a turn's starts, and keeps a streamed reply's preview ids and its
+        delivered answer with its update, for a replay to delete or record; `files`
+        downloads photos and documents for the core to read (`shared_files.py`);
+        `voice_notes` transcribes voice notes, audio and video notes; `voice_replies`
+        speaks answers where wanted; `languages` is each user's `/language`."""
         self._handle = handle
         self._channel = channel
         self._sender = sender
         self._typing = typing
         self._gate = gate
         self._config = config
+        self._inbox = inbox
+        self._files = files
+        self._voice_notes = voice_notes
+        self._voice_replies = voice_replies
+        self._languages = languages
         self.me: BotIdentity | None = None
         """Set once getMe has answered, before the first update arrives."""
-        self.inbox: TelegramInbox | None = None
-        """Counts a turn's starts, and keeps a streamed reply's preview ids and its delivered
-        answer with its update, for a replay to delete or record."""
-        self.files: TelegramFiles | None = None
-        """Downloads photos and documents for the core to read (`shared_files.py`)."""
-        self.voice_notes: VoiceNotes | None = None
-        """Transcribes voice notes, audio and video notes; None: they get `attachment_only`."""
-        self.voice_replies: VoiceReplies | None = None
-        """Speaks answers where wanted; None: text only."""
-        self.languages: LanguagePreference = LanguageChoices(None)
-        """Each user's `/language` (`BotApp.build` hands in the one on disk)."""
 
     async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert self.me is not None, "the bot identity is set at start-up"
@@ -81,7 +85,7 @@ class TelegramUpdateHandler:
         inbound = read_update(update, self.me, config.telegram.require_mention_in_groups)
         if inbound is None:
             return
-        language = self.languages.language_for(str(inbound.user_id), inbound.language_code)
+        language = self._languages.language_for(str(inbound.user_id), inbound.language_code)
         with speaking(language):  # what this channel says itself, too
             await self._take(update, inbound, config)
 
@@ -91,7 +95,7 @@ class TelegramUpdateHandler:
             await self._turn_away(inbound, admission)
             return
         operator = inbound.user_id in config.telegram.admin_users
-        answered = self.inbox.answer_of(update.update_id) if self.inbox is not None else None
+        answered = self._inbox.answer_of(update.update_id)
         if answered is not None:  # delivered in the instant before a kill: record, not resend
             await self._run_turn(inbound, operator, update.update_id, answered)
             return
@@ -99,10 +103,10 @@ class TelegramUpdateHandler:
         if await self._failed_before(update.update_id):
             await self._reply(inbound, texts.gave_up())
             return  # handled: the inbox marks it done
-        if self.files is not None and is_shared_file(inbound.attachment):
-            await self._run_file_turn(inbound, operator, update.update_id, self.files)
+        if is_shared_file(inbound.attachment):
+            await self._run_file_turn(inbound, operator, update.update_id)
             return
-        if self.voice_notes is not None and self.voice_notes.can_read(inbound):
+        if self._voice_notes.can_read(inbound):
             heard = await self._listen(inbound)
             if heard is None:
                 return
@@ -118,21 +122,21 @@ class TelegramUpdateHandler:
     async def _delete_leftover_preview(self, update_id: int, inbound: Inbound) -> None:
         """A replay after a kill mid-stream: delete the half-written preview, so the answer
         about to be given is the only one in the chat."""
-        leftover = self.inbox.leftover_preview(update_id) if self.inbox is not None else []
+        leftover = self._inbox.leftover_preview(update_id)
         for message_id in leftover:
             await self._sender.delete(inbound.address, message_id)
-        if leftover and self.inbox is not None:
+        if leftover:
             log.info("[Telegram] deleted the unfinished preview of update %d", update_id)
-            self.inbox.preview_shown(update_id, [])
+            self._inbox.preview_shown(update_id, [])
 
     async def _listen(self, inbound: Inbound) -> Inbound | None:
         """Transcribe an audio attachment, "typing…" meanwhile; None when the user was told
         why it gave no words (the indicator stops then, whatever went wrong)."""
-        assert self.voice_notes is not None and inbound.attachment is not None
+        assert inbound.attachment is not None
         self._typing.start(inbound.address)
         heard, failure = None, texts.unheard()
         try:
-            heard = await self.voice_notes.listen(inbound)
+            heard = await self._voice_notes.listen(inbound)
         except Unheard as exc:
             failure = str(exc)
         except Exception:
@@ -149,7 +153,7 @@ class TelegramUpdateHandler:
 
     async def _failed_before(self, update_id: int) -> bool:
         """Count this start; True when the update's turn was cut short too often already."""
-        starts = await self.inbox.count_start(update_id) if self.inbox is not None else 0
+        starts = await self._inbox.count_start(update_id)
         if starts <= MAX_TURN_STARTS:
             return False
         log.warning(
@@ -160,9 +164,7 @@ class TelegramUpdateHandler:
         )
         return True
 
-    async def _run_file_turn(
-        self, inbound: Inbound, operator: bool, update_id: int, files: TelegramFiles
-    ) -> None:
+    async def _run_file_turn(self, inbound: Inbound, operator: bool, update_id: int) -> None:
         """Download a photo or document, then run the turn with it. What will not be read (an
         unknown type, a photo while `llm.vision` is off) or is over the size limit is refused
         before any download; a refusal or a failed download is said, not run. A caption is
@@ -178,7 +180,7 @@ class TelegramUpdateHandler:
             return
         self._typing.start(inbound.address)
         try:
-            shared = await download(files, inbound.attachment)
+            shared = await download(self._files, inbound.attachment)
         except (FileTooLarge, FileUnavailable) as exc:
             self._typing.stop(inbound.address)
             await self._reply(inbound, str(exc))
@@ -195,19 +197,18 @@ class TelegramUpdateHandler:
         readable: bool = True,
     ) -> None:
         """`readable`: False when the attachment was refused and only its caption is run."""
-        inbox = self.inbox
+        inbox = self._inbox
         text = inbound.text
         if readable and inbound.attachment and is_shared_file(inbound.attachment):
             text = labelled(inbound.attachment, text)
         elif inbound.attachment and inbound.transcript is None:
             text += ATTACHMENT_NOTE.format(kind=inbound.attachment.spoken)
-        voice = self.voice_replies
-        speak = voice is not None and answered is None and voice.wanted(inbound)
+        voice = self._voice_replies
+        speak = answered is None and voice.wanted(inbound)
         spoken: list[str] = []
 
         def on_answered(reply: str) -> None:
-            if inbox is not None:
-                inbox.answered(update_id, reply)
+            inbox.answered(update_id, reply)
             if speak:
                 spoken.append(reply)
 
@@ -220,23 +221,21 @@ class TelegramUpdateHandler:
             external_id=f"telegram:{inbound.address.chat_id}:{inbound.message_id}",
             operator=operator,
             in_group=inbound.in_group,
-            on_answered=on_answered if inbox is not None or speak else None,
+            on_answered=on_answered,
             answered_before=answered,
             file=file,
             language_code=inbound.language_code,
         )
         reply_to = inbound.message_id if inbound.in_group else None
         reply_to_in_this_turn(inbound.address, reply_to)
-        keep_previews_in_this_turn(
-            (lambda ids: inbox.preview_shown(update_id, ids)) if inbox is not None else None
-        )
+        keep_previews_in_this_turn(lambda ids: inbox.preview_shown(update_id, ids))
         if parse_command(message) is None and answered is None:
             self._typing.start(inbound.address)
         try:
             await self._handle(message, self._channel)
         finally:
             self._typing.stop(inbound.address)
-        if spoken and voice is not None:
+        if spoken:
             await voice.speak(inbound.address, spoken[-1], reply_to)
 
     async def _turn_away(self, inbound: Inbound, admission: Admission) -> None:

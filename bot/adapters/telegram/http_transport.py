@@ -10,8 +10,6 @@ Timeouts and errors keep PTB's meaning: `TimedOut` for time-outs, `NetworkError`
 from __future__ import annotations
 
 import aiohttp
-from telegram._utils.defaultvalue import DefaultValue
-from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
@@ -66,10 +64,10 @@ class AiohttpRequest(BaseRequest):
         url: str,
         method: str,
         request_data: RequestData | None = None,
-        read_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
-        write_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
-        connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
-        pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        read_timeout: object = BaseRequest.DEFAULT_NONE,
+        write_timeout: object = BaseRequest.DEFAULT_NONE,
+        connect_timeout: object = BaseRequest.DEFAULT_NONE,
+        pool_timeout: object = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
         if self._session is None or self._session.closed:
             raise RuntimeError("AiohttpRequest is not initialized")
@@ -125,8 +123,14 @@ class AiohttpRequest(BaseRequest):
             raise NetworkError(f"file download failed: aiohttp.{type(exc).__name__}") from exc
 
 
-def _or(value: ODVInput[float], default: float | None) -> float | None:
-    return default if isinstance(value, DefaultValue) else value
+def _or(value: object, default: float | None) -> float | None:
+    """A time-out PTB passed, else ours: PTB marks one not given with `DEFAULT_NONE`, its
+    documented check (`BaseRequest.DEFAULT_NONE`), so its private types are not needed."""
+    if value is BaseRequest.DEFAULT_NONE:
+        return default
+    if value is None or isinstance(value, int | float):
+        return value
+    raise TypeError(f"a time-out of {value!r}")
 
 
 def _body(request_data: RequestData | None) -> dict[str, str] | aiohttp.FormData | None:

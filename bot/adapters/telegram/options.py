@@ -65,8 +65,6 @@ class TelegramOptions:
     start_attempts: int = 5
     """getMe (and setWebhook) tries at start-up while the Bot API is unreachable (a bad token
     is not retried)."""
-    voice_choices_path: Path | None = None
-    """Each chat's `/voice` choice; None: kept in memory only."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> TelegramOptions:
@@ -94,5 +92,4 @@ class TelegramOptions:
             inbox_path=settings.data_dir / "telegram" / "inbox.jsonl",
             api_url=settings.telegram_api_url.rstrip("/"),
             webhook=webhook,
-            voice_choices_path=settings.data_dir / "telegram" / "voice-replies.json",
         )

@@ -21,9 +21,9 @@ from typing import Any
 
 from telegram import Bot
 from telegram.error import InvalidToken, RetryAfter, TelegramError, TimedOut
-from telegram.request import BaseRequest, RequestData
-from telegram.request._requestparameter import RequestParameter
+from telegram.request import BaseRequest
 
+from bot.adapters.telegram.ptb_compat import request_data
 from bot.ports.inbox import TelegramInbox
 from bot.retry import Backoff, retry_after_seconds
 
@@ -120,7 +120,7 @@ class JournaledPoller:
         }
         result = await self._request.post(
             f"{self._bot.base_url}/getUpdates",
-            RequestData([RequestParameter.from_input(k, v) for k, v in parameters.items()]),
+            request_data(parameters),
             read_timeout=(self._request.read_timeout or 0.0) + timeout,
         )
         if not isinstance(result, list):

@@ -64,7 +64,7 @@ class VoiceReplies:
         self._audio = audio
         self._sender = sender
         self._config = config
-        self.switch = switch
+        self._switch = switch
 
     def wanted(self, inbound: Inbound) -> bool:
         """Spoken when set up and the chat said `/voice on`, or to a voice note unless it
@@ -72,7 +72,7 @@ class VoiceReplies:
         replies = self._config.current().speech.voice_replies
         if not replies.enabled:
             return False
-        chosen = self.switch.choice(inbound.address)
+        chosen = self._switch.choice(inbound.address)
         if chosen is not None:
             return chosen
         return replies.answer_voice_notes and inbound.transcript is not None
@@ -113,8 +113,8 @@ class VoiceReplies:
 class VoiceCommand:
     """`/voice on|off|auto`: this chat's spoken answers."""
 
-    def __init__(self, replies: VoiceReplies, config: RuntimeConfigStore) -> None:
-        self._replies = replies
+    def __init__(self, switch: VoiceSwitch, config: RuntimeConfigStore) -> None:
+        self._switch = switch
         self._config = config
 
     def register(self, registry: CommandRegistry) -> None:
@@ -128,8 +128,8 @@ class VoiceCommand:
         choices: dict[str, bool | None] = {"on": True, "off": False, "auto": None}
         word = call.args.lower()
         if word not in choices:
-            return _describe(self._replies.switch.choice(address))
-        if not await self._replies.switch.choose(address, choices[word]):
+            return _describe(self._switch.choice(address))
+        if not await self._switch.choose(address, choices[word]):
             return texts.choice_not_saved()
         return _describe(choices[word])
 
