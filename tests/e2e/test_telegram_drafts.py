@@ -114,3 +114,20 @@ async def test_an_answer_longer_than_one_message_is_drafted_then_sent_once_per_p
     assert visible("".join(texts)) == visible(answer)
     assert len(telegram.calls("sendMessage")) == len(texts), "each part sent once"
     assert all(len(d.text) <= 4096 for d in drafts_of(telegram, ALICE.id))
+
+
+async def test_a_slow_first_word_shows_thinking_and_a_quick_answer_does_not(
+    bot, telegram, fake_llm
+):
+    await bot(draft_placeholder_seconds=0.5)
+    fake_llm.script(Reply(text="Worth the wait.", delay=2.0), Reply(text="At once."))
+    telegram.send_text(ALICE, "a hard question")
+    (slow,) = await replies(telegram, ALICE.id)
+    first = drafts_of(telegram, ALICE.id)[0]
+    assert first.text == "", "an empty draft: Telegram shows 'Thinking…'"
+    assert first.at < telegram.calls("sendMessage")[0].at
+    assert slow.text == "Worth the wait."
+    shown = len(drafts_of(telegram, ALICE.id))
+    telegram.send_text(ALICE, "an easy one")
+    await replies(telegram, ALICE.id, 2)
+    assert all(d.text for d in drafts_of(telegram, ALICE.id)[shown:]), "no placeholder"

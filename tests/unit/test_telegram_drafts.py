@@ -3,7 +3,7 @@
 import asyncio
 
 from bot.adapters.telegram.delivery import DraftsUnavailable
-from bot.adapters.telegram.drafts import MAX_DRAFT_FAILURES, TelegramDraftStream
+from bot.adapters.telegram.drafts import MAX_DRAFT_FAILURES, DraftPace, TelegramDraftStream
 from bot.conversation import ChatAddress
 from bot.ports.channel import DeliveryFailed
 from tests.fakes.channel import RecordingStream
@@ -40,7 +40,9 @@ class Sender:
 
 async def test_failing_drafts_never_cost_the_answer_which_is_sent_once():
     sender = Sender(draft_error=DeliveryFailed("flaky"))
-    stream = TelegramDraftStream(sender, ADDRESS, fallback=RecordingStream, interval_seconds=0)
+    stream = TelegramDraftStream(
+        sender, ADDRESS, fallback=RecordingStream, pace=DraftPace(interval_seconds=0)
+    )
     for n in range(MAX_DRAFT_FAILURES + 2):
         await stream.update(f"text {n}")
         await asyncio.sleep(0)

@@ -25,6 +25,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 from bot.adapters.telegram.access import AccessGate
 from bot.adapters.telegram.channel import TelegramChannel
 from bot.adapters.telegram.delivery import TelegramSender
+from bot.adapters.telegram.drafts import DraftPace
 from bot.adapters.telegram.files import TelegramFiles, download_limit_bytes
 from bot.adapters.telegram.flood_control import FloodControl
 from bot.adapters.telegram.handlers import MessageHandlerFn, TelegramUpdateHandler
@@ -144,8 +145,11 @@ class TelegramBot:
             config,
             self.typing,
             options.edit_interval_seconds,
-            options.draft_interval_seconds,
-            options.draft_keepalive_seconds,
+            DraftPace(
+                options.draft_interval_seconds,
+                options.draft_keepalive_seconds,
+                options.draft_placeholder_seconds,
+            ),
         )
         self.handler = TelegramUpdateHandler(
             handle,

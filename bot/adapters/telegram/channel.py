@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from telegram.error import Forbidden
 
 from bot.adapters.telegram.delivery import DraftsUnavailable, TelegramSender
-from bot.adapters.telegram.drafts import TelegramDraftStream
+from bot.adapters.telegram.drafts import DEFAULT_PACE, DraftPace, TelegramDraftStream
 from bot.adapters.telegram.formatting import render_markdown
 from bot.adapters.telegram.streaming import TelegramReplyStream
 from bot.adapters.telegram.typing_indicator import TypingIndicators
@@ -58,15 +58,13 @@ class TelegramChannel:
         config: RuntimeConfigStore,
         typing: TypingIndicators,
         edit_interval_seconds: float = 1.0,
-        draft_interval_seconds: float = 0.4,
-        draft_keepalive_seconds: float = 20.0,
+        drafts: DraftPace = DEFAULT_PACE,
     ) -> None:
         self._sender = sender
         self._config = config
         self._typing = typing
         self._edit_interval = edit_interval_seconds
-        self._draft_interval = draft_interval_seconds
-        self._draft_keepalive = draft_keepalive_seconds
+        self._draft_pace = drafts
         self._drafts_refused = False
 
     async def send(self, address: ChatAddress, text: str) -> None:
@@ -97,8 +95,7 @@ class TelegramChannel:
                 self._sender,
                 address,
                 fallback=lambda: self._edited_preview(address),
-                interval_seconds=self._draft_interval,
-                keepalive_seconds=self._draft_keepalive,
+                pace=self._draft_pace,
                 reply_to=_reply_target(address),
                 on_final=lambda: self._typing.stop(address),
                 on_unavailable=self._refuse_drafts,

@@ -21,9 +21,11 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from bot.adapters.telegram.delivery import DraftsUnavailable, TelegramSender
 from bot.adapters.telegram.formatting import render_markdown
+from bot.adapters.telegram.splitting import MessagePart
 from bot.conversation import ChatAddress
 from bot.ports.channel import DeliveryFailed, ReplyStream
 
@@ -36,6 +38,22 @@ DRAFT_SETTLE_SECONDS = 6.0
 time-out is 5 s); past it the draft is abandoned and the message sent all the same."""
 
 
+@dataclass(frozen=True)
+class DraftPace:
+    """How a draft follows the answer. `interval_seconds`: at most one draft per interval
+    (the first at once). `keepalive_seconds`: the same draft shown again after this long
+    without new words, before Telegram lets it fade (about 30 s). `placeholder_seconds`: with
+    no words yet after this long (a slow model, a tool first), an empty draft, which Telegram
+    shows as "Thinking…" (Bot API 10.0); None: none. A quick answer never shows it."""
+
+    interval_seconds: float = 0.4
+    keepalive_seconds: float = 20.0
+    placeholder_seconds: float | None = 1.0
+
+
+DEFAULT_PACE = DraftPace()
+
+
 class TelegramDraftStream:
     """`ReplyStream` for private chats. `update` never raises; `finish` raises `DeliveryFailed`
     only when not even the first part of the answer could be sent."""
@@ -45,8 +63,7 @@ class TelegramDraftStream:
         sender: TelegramSender,
         address: ChatAddress,
         fallback: Callable[[], ReplyStream],
-        interval_seconds: float = 0.4,
-        keepalive_seconds: float = 20.0,
+        pace: DraftPace = DEFAULT_PACE,
         reply_to: int | None = None,
         on_final: Callable[[], None] = lambda: None,
         on_unavailable: Callable[[DraftsUnavailable], None] = lambda exc: None,
@@ -55,19 +72,20 @@ class TelegramDraftStream:
         self._sender = sender
         self._address = address
         self._fallback = fallback
-        self._interval = interval_seconds
-        self._keepalive = keepalive_seconds
+        self._interval = pace.interval_seconds
+        self._keepalive = pace.keepalive_seconds
         self._reply_to = reply_to
         self._on_final = on_final
         self._on_unavailable = on_unavailable
         self._draft_id = random.randint(1, 2**31 - 1)  # same id: Telegram animates the change
         self._latest = ""
-        self._drafted = ""
+        self._drafted: str | None = None  # "": the placeholder is shown
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._in_flight = False
         self._edits: ReplyStream | None = None
+        self._placeholder = _later(pace.placeholder_seconds, self._show_placeholder)
 
     async def update(self, text: str) -> None:
         if self._edits is not None:
@@ -80,8 +98,15 @@ class TelegramDraftStream:
             self._task = asyncio.create_task(self._draft_loop(), name="telegram-draft")
         self._wake.set()
 
+    def _show_placeholder(self) -> None:
+        """No words yet: the loop starts with an empty draft ("Thinking…")."""
+        if self._task is None and not self._closed and self._edits is None:
+            self._task = asyncio.create_task(self._draft_loop(), name="telegram-draft")
+
     async def finish(self, text: str) -> None:
         self._closed = True
+        if self._placeholder is not None:
+            self._placeholder.cancel()
         if self._task is not None:
             await self._stop_drafting(self._task)
         if self._edits is not None:
@@ -119,7 +144,7 @@ class TelegramDraftStream:
         while not self._closed:
             if self._latest == self._drafted:
                 woken = await self._woken()
-                if not woken and not self._drafted:
+                if not woken and self._drafted is None:
                     continue  # no new words, and nothing shown yet to keep alive
             if self._closed:
                 return
@@ -145,7 +170,8 @@ class TelegramDraftStream:
         """Show `text` as the draft; the failures in a row after it (-1: drafts are over,
         the edited preview carries on)."""
         try:
-            await self._sender.draft(self._address, self._draft_id, render_markdown(text)[-1])
+            shown = render_markdown(text)[-1] if text else MessagePart("")
+            await self._sender.draft(self._address, self._draft_id, shown)
             self._drafted = text
             return 0
         except DraftsUnavailable as exc:
@@ -158,3 +184,13 @@ class TelegramDraftStream:
             if failures + 1 >= MAX_DRAFT_FAILURES:
                 log.warning("[Telegram] drafts stopped for chat %s", self._address.chat_id)
             return failures + 1
+
+
+def _later(seconds: float | None, callback: Callable[[], None]) -> asyncio.TimerHandle | None:
+    """`callback` after `seconds` on the running loop; None without either."""
+    if seconds is None:
+        return None
+    try:
+        return asyncio.get_running_loop().call_later(seconds, callback)
+    except RuntimeError:  # made outside a loop (a test): no placeholder
+        return None

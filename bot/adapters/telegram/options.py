@@ -49,6 +49,9 @@ class TelegramOptions:
     draft_keepalive_seconds: float = 20.0
     """Streaming in private chats: the draft is shown again after this long without new
     words (a tool call, a slow model), before Telegram lets it fade (about 30 s)."""
+    draft_placeholder_seconds: float | None = 1.0
+    """Streaming in private chats: with no words yet after this long, an empty draft, which
+    Telegram shows as "Thinking…"; None: none."""
     typing_interval_seconds: float = 4.0
     """"typing…" lasts about 5 s in Telegram clients, so it is refreshed a little sooner."""
     typing_delay_seconds: float = 0.5
