@@ -11,7 +11,7 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +34,13 @@ class RunningBot:
         fields = Path(f"/proc/{self.pid}/stat").read_text().rpartition(")")[2].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def rss_mb(self) -> float:
+        """Resident memory of the process now, in MB (Linux `VmRSS`)."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError(f"no VmRSS for process {self.pid}")
+
 
 @asynccontextmanager
 async def telegram_bot_process(
@@ -47,14 +54,20 @@ async def telegram_bot_process(
 
 @asynccontextmanager
 async def telegram_bot(
-    telegram: FakeTelegramServer, llm_base_url: str, allowed_users: list[int]
+    telegram: FakeTelegramServer,
+    llm_base_url: str,
+    allowed_users: list[int],
+    fill_data: Callable[[Path], None] | None = None,
 ) -> AsyncIterator[RunningBot]:
     """The bot polling `telegram`, its LLM (and speech) at `llm_base_url`, answering
     `allowed_users` with no rate limit and no Telegram send budget (what is measured is the
     bot, not the limits: the bare bot has neither, and the emulated Bot API enforces none);
-    stopped with SIGTERM on exit."""
+    stopped with SIGTERM on exit. `fill_data` gets its data folder before it starts, to put
+    what users left there earlier (their memory)."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        if fill_data is not None:
+            fill_data(work / "data")
         shutil.copytree(REPO / "preferences", work / "preferences")
         config_path = work / "preferences" / "runtime-config.json"
         config = json.loads(config_path.read_text())
