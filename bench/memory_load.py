@@ -65,6 +65,7 @@ RSS_TARGET_MB = 150.0
 START_TARGET_S = 1.0
 IDLE_SECONDS = 0.3
 """A bot that used no CPU for this long (30 clock ticks) has finished its background work."""
+ZERO_WIDTH_SPACE = "\u200b"
 MARKDOWN_LIST = re.compile(r"^- ", re.MULTILINE)
 
 
@@ -110,34 +111,39 @@ def exchanges(split: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def numbered(texts: list[str], count: int) -> list[tuple[int, str]]:
-    """`count` texts taken from `texts` in turn, each with its index there; a text's second
-    use onwards gets a number, " (1)", " (2)", so no two are the same: memory would merge a
-    repeated episode into one, and recall would find a repeated question's vector cached."""
+def numbered(texts: list[str], count: int, mark: Callable[[int], str]) -> list[tuple[int, str]]:
+    """`count` texts taken from `texts` in turn, each with its index there; a text's k-th
+    repeat gets `mark(k)` appended, so no two are the same."""
     seen: Counter[str] = Counter()
     chosen = []
     for n in range(count):
         at = n % len(texts)
         text = texts[at]
-        chosen.append((at, f"{text} ({seen[text]})" if seen[text] else text))
+        chosen.append((at, text + mark(seen[text]) if seen[text] else text))
         seen[text] += 1
     return chosen
 
 
 def memory_items(pairs: list[tuple[str, str]], count: int) -> list[tuple[MemoryItem, int]]:
-    """`count` episodes made of `pairs` in turn (`numbered`), one an hour back from now, each
-    with the index of the pair it came from."""
+    """`count` episodes made of `pairs` in turn, one an hour back from now, each with the
+    index of the pair it came from. A repeat is numbered, " (2)": the same words twice would
+    be one item."""
     now = utc_now()
     items = []
-    for n, (at, said) in enumerate(numbered([said for said, _ in pairs], count)):
+    saids = numbered([said for said, _ in pairs], count, lambda k: f" ({k})")
+    for n, (at, said) in enumerate(saids):
         when = now - timedelta(hours=count - n)
         items.append((episode(said, pairs[at][1], f"turn:bench:{n}", when, None), at))
     return items
 
 
 def sent_messages(pairs: list[tuple[str, str]], count: int) -> list[tuple[str, str]]:
-    """`count` messages users send (`numbered`), each with the answer the LLM gives it."""
-    return [(said, plain(pairs[at][1])) for at, said in numbered([s for s, _ in pairs], count)]
+    """`count` messages users send, from `pairs` in turn, each with the answer the LLM gives
+    it. The set repeats its chatter ("hey it's me again") far more than people do, and each
+    round takes more messages than it has; a repeat gets zero-width spaces, which keep it small
+    talk or not as it was but make it a new question, whose vector recall cannot find cached."""
+    saids = numbered([said for said, _ in pairs], count, lambda k: ZERO_WIDTH_SPACE * k)
+    return [(said, plain(pairs[at][1])) for at, said in saids]
 
 
 def write_memory(folder: Path, count: int, pairs: list[tuple[str, str]], model: object) -> Path:

@@ -11,6 +11,7 @@ from bench.memory_load import (
     sent_messages,
 )
 from bot.memory.model import ItemType
+from bot.small_talk import is_small_talk, is_trivial_exchange
 
 PAIRS = [
     ("my sister Olga lives in Porto", "Porto is lovely."),
@@ -21,11 +22,17 @@ PAIRS = [
 
 
 def test_numbered_texts_never_repeat_and_keep_their_index():
-    chosen = numbered(["a", "b", "a"], 7)
+    chosen = numbered(["a", "b", "a"], 7, lambda k: f"+{k}")
 
     assert chosen == [
-        (0, "a"), (1, "b"), (2, "a (1)"), (0, "a (2)"), (1, "b (1)"), (2, "a (3)"), (0, "a (4)")
-    ]  # fmt: skip
+        (0, "a"),
+        (1, "b"),
+        (2, "a+1"),
+        (0, "a+2"),
+        (1, "b+1"),
+        (2, "a+3"),
+        (0, "a+4"),
+    ]
 
 
 def test_memory_items_are_distinct_episodes_dated_oldest_first():
@@ -41,7 +48,7 @@ def test_memory_items_are_distinct_episodes_dated_oldest_first():
 def test_sent_messages_are_answered_with_their_own_pairs_answer_in_plain_text():
     answers = RealAnswers(sent_messages(PAIRS, 6))
 
-    assert answers.answer("hey it's me again (1)") == "Welcome back!"
+    assert answers.answer("hey it's me again\u200b") == "Welcome back!"
     assert answers.answer("the bus to work was 25 minutes late again") == "That sounds tiring."
     assert answers.answer("unknown") == "echo: unknown"
 
@@ -55,6 +62,16 @@ def test_each_user_sends_their_own_next_messages_after_the_warm_up():
     assert first[1] == messages[2 : 2 + PER_CHAT]
     assert first[2] == messages[2 + PER_CHAT : 2 + 2 * PER_CHAT]
     assert second[2][-1] == messages[-1]
+
+
+def test_a_repeated_message_stays_small_talk_or_not_as_it_was():
+    sent = [said for said, _ in sent_messages(PAIRS, 8)]
+
+    assert len(set(sent)) == 8
+    for said in sent:
+        original = said.rstrip("\u200b")
+        assert is_small_talk(said) == is_small_talk(original)
+        assert is_trivial_exchange(said, "Hi!") == is_trivial_exchange(original, "Hi!")
 
 
 def test_answers_lose_the_markdown_our_bot_would_render():
