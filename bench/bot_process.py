@@ -11,6 +11,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ class RunningBot:
     """A bot process a benchmark started."""
 
     pid: int
+    launched: float
+    """`time.perf_counter()` just before the process was launched."""
     config_path: Path | None = None
     """Our bot's runtime config (edits apply while it runs); None for the bare bot."""
 
@@ -78,8 +81,8 @@ async def telegram_bot(
         argv = ["-m", "bot", "--channel", "telegram", "--env-file", "/dev/null"]
         argv += ["--data-dir", str(work / "data"), "--config", str(config_path)]
         argv += ["--prompts-dir", str(work / "preferences" / "prompts")]
-        async with _process(argv, telegram, llm_base_url) as pid:
-            yield RunningBot(pid, config_path)
+        async with _process(argv, telegram, llm_base_url) as (pid, launched):
+            yield RunningBot(pid, launched, config_path)
 
 
 @asynccontextmanager
@@ -88,16 +91,16 @@ async def bare_bot_process(
 ) -> AsyncIterator[RunningBot]:
     """`bench/bare_bot.py` polling `telegram`, its LLM at `llm_base_url`; `options` are its
     command-line options. Stopped with SIGTERM on exit."""
-    async with _process(["-m", "bench.bare_bot", *options], telegram, llm_base_url) as pid:
-        yield RunningBot(pid)
+    async with _process(["-m", "bench.bare_bot", *options], telegram, llm_base_url) as launch:
+        yield RunningBot(*launch)
 
 
 @asynccontextmanager
 async def _process(
     argv: list[str], telegram: FakeTelegramServer, llm_base_url: str
-) -> AsyncIterator[int]:
+) -> AsyncIterator[tuple[int, float]]:
     """`python <argv>` with the Bot API and LLM addresses in its environment, nothing else of
-    ours (no token or key of the shell it runs in)."""
+    ours (no token or key of the shell it runs in); yields its pid and when it was launched."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TELEGRAM_"))}
     env.update(
         TELEGRAM_BOT_TOKEN=telegram.token,
@@ -105,9 +108,10 @@ async def _process(
         OPENAI_BASE_URL=llm_base_url,
         LOG_LEVEL="WARNING",
     )
+    launched = time.perf_counter()
     process = await asyncio.create_subprocess_exec(sys.executable, *argv, env=env, cwd=REPO)
     try:
-        yield process.pid
+        yield process.pid, launched
     finally:
         process.send_signal(signal.SIGTERM)
         await asyncio.wait_for(process.wait(), 60)
