@@ -28,6 +28,7 @@ from bot.runtime import apply_process_policies
 BENCHMARKS = (
     "turn_overhead",
     "telegram_concurrency",
+    "memory_load",
     "several_processes",
     "voice_latency",
     "reply_latency",

@@ -11,7 +11,8 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ class RunningBot:
     """A bot process a benchmark started."""
 
     pid: int
+    launched: float
+    """`time.perf_counter()` just before the process was launched."""
     config_path: Path | None = None
     """Our bot's runtime config (edits apply while it runs); None for the bare bot."""
 
@@ -33,6 +36,13 @@ class RunningBot:
         """CPU time the process has used so far, all its threads, user and system (Linux)."""
         fields = Path(f"/proc/{self.pid}/stat").read_text().rpartition(")")[2].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss_mb(self) -> float:
+        """Resident memory of the process now, in MB (Linux `VmRSS`)."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError(f"no VmRSS for process {self.pid}")
 
 
 @asynccontextmanager
@@ -47,14 +57,20 @@ async def telegram_bot_process(
 
 @asynccontextmanager
 async def telegram_bot(
-    telegram: FakeTelegramServer, llm_base_url: str, allowed_users: list[int]
+    telegram: FakeTelegramServer,
+    llm_base_url: str,
+    allowed_users: list[int],
+    fill_data: Callable[[Path], None] | None = None,
 ) -> AsyncIterator[RunningBot]:
     """The bot polling `telegram`, its LLM (and speech) at `llm_base_url`, answering
     `allowed_users` with no rate limit and no Telegram send budget (what is measured is the
     bot, not the limits: the bare bot has neither, and the emulated Bot API enforces none);
-    stopped with SIGTERM on exit."""
+    stopped with SIGTERM on exit. `fill_data` gets its data folder before it starts, to put
+    what users left there earlier (their memory)."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        if fill_data is not None:
+            fill_data(work / "data")
         shutil.copytree(REPO / "preferences", work / "preferences")
         config_path = work / "preferences" / "runtime-config.json"
         config = json.loads(config_path.read_text())
@@ -65,8 +81,8 @@ async def telegram_bot(
         argv = ["-m", "bot", "--channel", "telegram", "--env-file", "/dev/null"]
         argv += ["--data-dir", str(work / "data"), "--config", str(config_path)]
         argv += ["--prompts-dir", str(work / "preferences" / "prompts")]
-        async with _process(argv, telegram, llm_base_url) as pid:
-            yield RunningBot(pid, config_path)
+        async with _process(argv, telegram, llm_base_url) as (pid, launched):
+            yield RunningBot(pid, launched, config_path)
 
 
 @asynccontextmanager
@@ -75,16 +91,16 @@ async def bare_bot_process(
 ) -> AsyncIterator[RunningBot]:
     """`bench/bare_bot.py` polling `telegram`, its LLM at `llm_base_url`; `options` are its
     command-line options. Stopped with SIGTERM on exit."""
-    async with _process(["-m", "bench.bare_bot", *options], telegram, llm_base_url) as pid:
-        yield RunningBot(pid)
+    async with _process(["-m", "bench.bare_bot", *options], telegram, llm_base_url) as launch:
+        yield RunningBot(*launch)
 
 
 @asynccontextmanager
 async def _process(
     argv: list[str], telegram: FakeTelegramServer, llm_base_url: str
-) -> AsyncIterator[int]:
+) -> AsyncIterator[tuple[int, float]]:
     """`python <argv>` with the Bot API and LLM addresses in its environment, nothing else of
-    ours (no token or key of the shell it runs in)."""
+    ours (no token or key of the shell it runs in); yields its pid and when it was launched."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TELEGRAM_"))}
     env.update(
         TELEGRAM_BOT_TOKEN=telegram.token,
@@ -92,9 +108,10 @@ async def _process(
         OPENAI_BASE_URL=llm_base_url,
         LOG_LEVEL="WARNING",
     )
+    launched = time.perf_counter()
     process = await asyncio.create_subprocess_exec(sys.executable, *argv, env=env, cwd=REPO)
     try:
-        yield process.pid
+        yield process.pid, launched
     finally:
         process.send_signal(signal.SIGTERM)
         await asyncio.wait_for(process.wait(), 60)
