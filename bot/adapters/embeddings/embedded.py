@@ -5,7 +5,8 @@ languages), quantised to 4 bits and run by a small C engine: both are inside the
 wheel (~91 MB, MIT, numpy its only dependency), so `make run` has semantic recall with no
 network, no key and no PyTorch. It replaced WordLlama's static `l2_supercat_256`, which
 averages word vectors and so misses paraphrases of words it splits into pieces ("what did we
-name the puppy?" never reached "we have a beagle called Biscuit"); see `docs/MEMORY.md`.
+name the puppy?" never reached "we have a beagle called Biscuit"); the measurements are in
+`bench/reports/memory-experiments.md`.
 
 A short question takes ~10-20 ms of one core, far more than the event loop may pause, so
 every call runs in a worker thread: the engine is C called through ctypes, which lets go of
@@ -66,7 +67,8 @@ def embed_with(model: Any, texts: Sequence[str]) -> Vectors:
 
     Every text, question or stored item, gets e5's `query: ` prefix: the model card's advice
     for symmetric tasks, and on the dev split it found more paraphrases than `passage: ` for
-    the items (docs/MEMORY.md). Text the C engine cannot take (lone surrogates) is replaced.
+    the items (bench/reports/memory-experiments.md). Text the C engine cannot take (lone
+    surrogates) is replaced.
     """
     if not texts:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
