@@ -189,3 +189,16 @@ async def test_a_redelivered_summons_is_not_answered_twice_even_after_a_restart(
     assert "was answered before a restart; skipped" in caplog.text, "its session knows it"
     assert len(telegram.calls("answerGuestQuery")) == 2, "not answered again"
     assert len(fake_llm.requests) == 2, "not run again"
+
+
+async def test_memory_asked_as_a_guest_is_answered_in_private_with_a_pointer(start, telegram):
+    await start()
+    telegram.chat_exists(Chat.private_with(ALICE))  # she started a private chat long ago
+    telegram.send_text(ALICE, "my PIN is 4512")
+    await replies(telegram, ALICE.id)
+    summon(telegram, ALICE, "/memory")
+    (pointer,) = await answers(telegram)
+    assert pointer.text == "I've sent you the answer to /memory in private."
+    private = (await replies(telegram, ALICE.id, 2))[1].text
+    assert private.startswith("You asked /memory in a group; the answer is for you alone")
+    assert "4512" not in private, "the guest chat's memory, not hers"
