@@ -202,3 +202,16 @@ async def test_memory_asked_as_a_guest_is_answered_in_private_with_a_pointer(sta
     private = (await replies(telegram, ALICE.id, 2))[1].text
     assert private.startswith("You asked /memory in a group; the answer is for you alone")
     assert "4512" not in private, "the guest chat's memory, not hers"
+
+
+async def test_an_answer_whose_connection_dropped_is_retried_but_never_posted_twice(
+    start, telegram, fake_llm, settings
+):
+    """Telegram carried the first answer out, but the connection dropped before it said so:
+    the retry is refused as a second answer, so the chat shows the answer once."""
+    await start()
+    telegram.fail("answerGuestQuery", status=200, hang_up=True)
+    summon(telegram, ALICE, "answer me once")
+    await all_handled(settings, 1, telegram)
+    assert [a.text for a in telegram.guest_answers()] == ["echo: answer me once"]
+    assert [c.status for c in telegram.calls("answerGuestQuery")] == [0, 400]
