@@ -95,15 +95,15 @@ class GuestAnswer:
         self._query_id = query_id
         self._sender = sender
         self._private = private
-        self.tried = False
-        """The one answer was attempted (delivered or not)."""
+        self._tried = False  # the one answer was attempted, delivered or not
         self.delivered = False
+        """Telegram took the answer."""
 
     async def send(self, address: ChatAddress, text: str) -> None:
         """Answer the query with `text`, if it was not answered or tried before."""
-        if self.tried:
+        if self._tried:
             raise DeliveryFailed(f"guest query {self._query_id}: not tried twice (one answer)")
-        self.tried = True
+        self._tried = True
         await self._sender.answer_guest(self._query_id, answer_part(text))
         self.delivered = True
 
