@@ -185,6 +185,10 @@ class IncomingMessage:
     in_group: bool = False
     """The chat has other members: a Telegram group, supergroup or forum topic. Its memory is
     the group's, never the sender's private memory (`bot/conversation/scope.py`)."""
+    guest: bool = False
+    """The bot is a guest in the chat, summoned there without being a member (Telegram's
+    guest mode): it may answer this one message, once, and can never write there later, so
+    nothing may be set to arrive there (a reminder). Such a chat is a group (`in_group`)."""
     on_answered: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
     """Told the reply's text the moment it is delivered, before the turn is saved: the channel
     notes it, so that a kill in between is recorded after a restart, not answered twice."""

@@ -107,6 +107,7 @@ class ToolLoopSystem:
             chat=ctx.session,
             address=ctx.message.address,
             operator=ctx.message.operator,
+            guest=ctx.message.guest,
         )
         specs = self._tools.specs(ctx.config.tools)
         model = limits.model

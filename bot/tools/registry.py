@@ -49,6 +49,9 @@ class ToolContext:
     """Where the turn's reply goes: tools that act later (reminders) deliver there."""
     operator: bool = False
     """The channel vouches that the user runs the bot (`IncomingMessage.operator`)."""
+    guest: bool = False
+    """The bot is a guest in the chat (`IncomingMessage.guest`): nothing it sets can ever be
+    delivered there later."""
 
 
 class Tool(Protocol):

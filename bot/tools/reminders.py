@@ -20,6 +20,12 @@ from bot.tools.registry import ToolContext
 
 MAX_ARGUMENT_CHARS = 4000
 """Bounds what the model may send; `reminders.maxTextChars` is the limit people hear of."""
+GUEST_REFUSAL = (
+    "Error: no reminder can be set here. I am a guest in this chat (summoned by a mention, "
+    "not a member), so I can answer only the message that summoned me and can never post "
+    "here later. The user can set it in their private chat with me."
+)
+"""For the model, which tells the user in their words; nothing is set."""
 
 
 class RemindersArguments(BaseModel):
@@ -72,6 +78,8 @@ class RemindersTool:
     async def run(self, args: RemindersArguments, context: ToolContext) -> str:
         if context.address is None:
             return "Error: reminders need a chat to deliver to; this turn has none."
+        if context.guest and args.action == "add":
+            return GUEST_REFUSAL
         who = Requester(
             context.address,
             context.user_id,

@@ -542,7 +542,7 @@ async def test_attachments_get_a_short_answer_and_captions_are_read(start_bot, t
     telegram.edit_text(ALICE, first, "typo here")
     said = await all_said_after(telegram, ALICE)
     assert [m.text for m in said[3:]] == ["echo: typo heer"], "an edit is ignored quietly"
-    assert telegram.calls("getUpdates")[0].params["allowed_updates"] == ["message"]
+    assert telegram.calls("getUpdates")[0].params["allowed_updates"] == ["message", "guest_message"]
 
 
 async def test_flood_wait_on_a_reply_is_waited_out_exactly(start_bot, telegram, fake_llm):

@@ -6,13 +6,16 @@ python-telegram-bot talks to it unchanged: point the bot's `TELEGRAM_API_URL` at
 It runs its own event loop on a daemon thread, so in-process tests, benchmarks and a bot
 started as a separate process can all use it.
 
-Tests act as Telegram users (`send_text`, `send_media`, `edit_text`, `create_topic`), look at
-what the bot sent (`messages`, `texts`, `calls`), and script faults (`fail`, `reject_entities`).
+Tests act as Telegram users (`send_text`, `send_media`, `edit_text`, `create_topic`, and
+`summon_guest` to mention the bot where it is no member: Bot API 10.0's guest mode), look at
+what the bot sent (`messages`, `texts`, `calls`, `guest_answers`), and script faults (`fail`,
+`reject_entities`, `expire_guest_query`), or send an update again (`redeliver`).
 Media sent with `content` can be fetched like Telegram's own: `getFile`, then
 `/file/bot<token>/<file_path>` (`downloads` counts fetches); like Telegram's cloud API, getFile
 refuses files over 20 MB.
 Like Telegram, it rejects what Telegram rejects: empty or over-long texts, entities outside the
-text, edits that change nothing, edits of unknown messages, unknown chats.
+text, edits that change nothing, edits of unknown messages, unknown chats, a guest query
+answered twice or after it expired.
 """
 
 from __future__ import annotations
@@ -44,11 +47,15 @@ _JSON_FIELDS = frozenset(
     "chat_id message_id message_thread_id entities caption_entities reply_parameters "
     "reply_to_message_id offset limit timeout allowed_updates commands scope "
     "drop_pending_updates max_connections link_preview_options disable_notification "
-    "protect_content allow_sending_without_reply draft_id".split()
+    "protect_content allow_sending_without_reply draft_id result".split()
 )
 _COMMAND = re.compile(r"^/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]+)?")
 _MENTION = re.compile(r"(?<![A-Za-z0-9_])@[A-Za-z0-9_]{5,32}")
 _CHAT_ACTIONS = frozenset({"typing", "upload_photo", "upload_document", "record_voice"})
+GUEST_QUERY_INVALID = (
+    "Bad Request: query is too old and response timeout expired or query ID is invalid"
+)
+"""Telegram's answer to `answerGuestQuery` for an expired, answered or unknown query."""
 ANY = object()
 """`messages(thread_id=ANY)`: messages of every topic."""
 
@@ -138,6 +145,8 @@ class SentMessage:
     voice: bytes | None = None
     """A voice note's audio as uploaded (sendVoice); its `text` is empty then."""
     voice_duration: int | None = None
+    guest_query_id: str | None = None
+    """Posted as the answer to this guest query (`answerGuestQuery`), not by `sendMessage`."""
 
     @property
     def edits(self) -> int:
@@ -171,6 +180,20 @@ class ApiCall:
     params: dict[str, Any]
     at: float
     status: int
+
+
+@dataclass
+class GuestQuery:
+    """A summons of the bot where it is no member: answerable once, until it expires."""
+
+    query_id: str
+    chat: Chat
+    thread_id: int | None
+    at: float
+    answered: bool = False
+    expired: bool = False
+    update_id: int = 0
+    """The `guest_message` update that carried it (`redeliver` sends it again)."""
 
 
 @dataclass
@@ -229,7 +252,13 @@ class FakeTelegramServer(BackgroundServer):
         self._sent: list[SentMessage] = []
         self._sent_index: dict[tuple[int, int], SentMessage] = {}
         self._pending: list[dict[str, Any]] = []
+        self._delivered: dict[int, dict[str, Any]] = {}
+        """Every update queued, by id: `redeliver` sends one again."""
         self._update_ids = itertools.count(100_000)
+        self._guest_queries: dict[str, GuestQuery] = {}
+        self._guest_query_ids = itertools.count(1)
+        self.guest_query_seconds: float | None = None
+        """How long a guest query can be answered; None: no limit (`expire_guest_query`)."""
         self._calls: list[ApiCall] = []
         self._faults: list[Fault] = []
         self._entity_rules: list[Callable[[list[dict[str, Any]]], bool]] = []
@@ -372,11 +401,65 @@ class FakeTelegramServer(BackgroundServer):
             self._messages[(chat.id, message_id)] = message
         return message_id
 
+    def summon_guest(self, user: User, text: str, chat: Chat, thread_id: int | None = None) -> str:
+        """`user` mentions the bot in `chat`, which the bot is no member of (it cannot write
+        there with sendMessage): a `guest_message` update; returns its `guest_query_id`."""
+        query_id = f"guest-{next(self._guest_query_ids)}"
+        with self._lock:
+            self._users.add(user.id)
+            message_id = self._next_message_id(chat.id)
+            self._guest_queries[query_id] = GuestQuery(query_id, chat, thread_id, time.monotonic())
+        message: dict[str, Any] = {
+            "message_id": message_id,
+            "from": user.to_json(),
+            "chat": chat.to_json(),
+            "date": int(time.time()),
+            "text": text,
+            "guest_query_id": query_id,
+        }
+        entities = _auto_entities(text)
+        if entities:
+            message["entities"] = entities
+        if thread_id is not None:
+            message["message_thread_id"] = thread_id
+            if chat.is_forum:
+                message["is_topic_message"] = True
+        update_id = self.inject_update({"guest_message": message})
+        with self._lock:
+            self._guest_queries[query_id].update_id = update_id
+        return query_id
+
+    def guest_query(self, query_id: str) -> GuestQuery:
+        with self._lock:
+            return self._guest_queries[query_id]
+
+    def expire_guest_query(self, query_id: str) -> None:
+        """From now on the query cannot be answered, as after Telegram's response time-out."""
+        with self._lock:
+            self._guest_queries[query_id].expired = True
+
+    def guest_answers(self, query_id: str | None = None) -> list[SentMessage]:
+        """What the bot posted as answers to guest queries (to `query_id` only, if given)."""
+        with self._lock:
+            return [
+                m
+                for m in self._sent
+                if m.guest_query_id is not None
+                and (query_id is None or m.guest_query_id == query_id)
+            ]
+
+    def redeliver(self, update_id: int) -> None:
+        """Send an update again, as Telegram does when it missed the bot's confirmation."""
+        with self._lock:
+            self._pending.append(dict(self._delivered[update_id]))
+        self._wake()
+
     def inject_update(self, update: dict[str, Any]) -> int:
         """Queue any update (its `update_id` is assigned here); returns that id."""
         with self._lock:
             update_id = next(self._update_ids)
             self._pending.append({"update_id": update_id, **update})
+            self._delivered[update_id] = {"update_id": update_id, **update}
         self._wake()
         return update_id
 
@@ -550,6 +633,7 @@ class FakeTelegramServer(BackgroundServer):
             "getChat": self._get_chat,
             "getFile": self._get_file,
             "sendVoice": self._send_voice,
+            "answerGuestQuery": self._answer_guest_query,
             "close": self._true,
             "logOut": self._true,
         }
@@ -566,6 +650,7 @@ class FakeTelegramServer(BackgroundServer):
             "supports_inline_queries": False,
             "can_connect_to_business": False,
             "has_main_web_app": False,
+            "supports_guest_queries": True,
         }
 
     async def _get_updates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -761,6 +846,39 @@ class FakeTelegramServer(BackgroundServer):
             self._sent.append(sent)
             self._sent_index[(chat.id, message_id)] = sent
         return message
+
+    async def _answer_guest_query(self, params: dict[str, Any]) -> dict[str, Any]:
+        """As Bot API 10.0: one answer per query, within its time; the result an inline query
+        result whose message is posted in the chat the bot was summoned to."""
+        query_id = str(params.get("guest_query_id") or "")
+        result = params.get("result")
+        if not isinstance(result, dict) or not result.get("id") or not result.get("type"):
+            raise ApiError(400, "Bad Request: result must be an InlineQueryResult")
+        content = result.get("input_message_content") or {}
+        if result["type"] != "article" or not content.get("message_text"):
+            raise ApiError(400, "Bad Request: only text articles are emulated")
+        text, entities = str(content["message_text"]), list(content.get("entities") or [])
+        self._check_text(text, entities)
+        with self._lock:
+            query = self._guest_queries.get(query_id)
+            limit = self.guest_query_seconds
+            if (
+                query is None
+                or query.answered
+                or query.expired
+                or (limit is not None and time.monotonic() - query.at > limit)
+            ):
+                raise ApiError(400, GUEST_QUERY_INVALID)
+            query.answered = True
+            chat = query.chat
+            message_id = self._next_message_id(chat.id)
+            sent = SentMessage(
+                chat.id, message_id, text, entities, query.thread_id, None, time.monotonic(),
+                [text], guest_query_id=query_id,
+            )  # fmt: skip
+            self._sent.append(sent)
+            self._sent_index[(chat.id, message_id)] = sent
+        return {"inline_message_id": f"inline-{query_id}"}
 
     async def _send_message_draft(self, params: dict[str, Any]) -> bool:
         """As Bot API 9.3+: private chats only, a non-zero draft id, the text checked like a

@@ -350,6 +350,29 @@ async def test_the_tool_sets_a_reminder_for_the_turns_chat_and_reports_errors(pa
     assert (await call(action="cancel", reminder_id=reminder.id)).startswith("Cancelled")
 
 
+async def test_the_tool_sets_nothing_where_the_bot_is_a_guest_and_says_why(parts):
+    from bot.config.model import ToolsConfig
+    from bot.conversation import MemoryScope, ToolCall
+    from bot.tools import ToolContext, ToolRegistry
+    from bot.tools.reminders import RemindersTool
+
+    registry = ToolRegistry([RemindersTool(parts.desk)])
+    guest_chat = ChatAddress("telegram-guest", "-100777")
+    context = ToolContext(
+        "alice",
+        guest_chat.session_key,
+        MemoryScope("group:telegram-guest:-100777", "alice"),
+        address=guest_chat,
+        guest=True,
+    )
+    arguments = {"action": "add", "text": "call Olga", "in_minutes": 5}
+    tool_call = ToolCall(id="1", name="reminders", arguments=json.dumps(arguments))
+    refused = await registry.execute(tool_call, context, ToolsConfig(), 10, 8000)
+    assert refused.startswith("Error: no reminder can be set here. I am a guest in this chat")
+    assert "private chat" in refused, "says where it can be set instead"
+    assert await parts.book.all() == []
+
+
 class _SlowAnswer:
     """A pipeline system that answers only once `go` is set, so a turn stays in its lane."""
 

@@ -20,7 +20,14 @@ from typing import Any
 
 from telegram import BotCommand, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
-from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    ContextTypes,
+    MessageHandler,
+    TypeHandler,
+    filters,
+)
 
 from bot.adapters.telegram.access import AccessGate
 from bot.adapters.telegram.channel import TelegramChannel
@@ -28,6 +35,7 @@ from bot.adapters.telegram.delivery import TelegramSender
 from bot.adapters.telegram.drafts import DraftPace
 from bot.adapters.telegram.files import TelegramFiles, download_limit_bytes
 from bot.adapters.telegram.flood_control import FloodControl
+from bot.adapters.telegram.guest import GuestHandler
 from bot.adapters.telegram.handlers import MessageHandlerFn, TelegramUpdateHandler
 from bot.adapters.telegram.http_transport import AiohttpRequest
 from bot.adapters.telegram.inbound import BotIdentity
@@ -53,8 +61,9 @@ from bot.usage.meter import UsageMeter
 
 log = logging.getLogger(__name__)
 
-ALLOWED_UPDATES = [Update.MESSAGE]
-"""Edits, reactions, member changes... are not asked for, so Telegram does not send them."""
+ALLOWED_UPDATES = [Update.MESSAGE, Update.GUEST_MESSAGE]
+"""Messages, and summons where the bot is a guest (`guest.py`). Edits, reactions, member
+changes... are not asked for, so Telegram does not send them."""
 POLLING_FAILURES_UNREADY = 2
 """getUpdates failures in a row after which readiness says Telegram is down (one is a blip)."""
 CONNECTION_POOL_SIZE = 64
@@ -151,12 +160,13 @@ class TelegramBot:
                 options.draft_placeholder_seconds,
             ),
         )
+        gate = AccessGate(options.refusal_cooldown_seconds)
         self.handler = TelegramUpdateHandler(
             handle,
             self.channel,
             self.sender,
             self.typing,
-            AccessGate(options.refusal_cooldown_seconds),
+            gate,
             config,
             inbox=inbox,
             files=files,
@@ -164,6 +174,8 @@ class TelegramBot:
             voice_replies=VoiceReplies(speech, self.sender, config, voice_switch, self._audio),
             languages=languages,
         )
+        guests = GuestHandler(handle, self.sender, self.channel, gate, config, inbox, languages)
+        self.application.add_handler(MessageHandler(filters.UpdateType.GUEST_MESSAGE, guests))
         self.application.add_handler(TypeHandler(Update, self.handler))
         self.application.add_error_handler(_log_update_error)
         self._receiving = False

@@ -11,7 +11,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from telegram import Message, ReplyParameters
+from telegram import (
+    InlineQueryResultArticle,
+    InputTextMessageContent,
+    Message,
+    ReplyParameters,
+    SentGuestMessage,
+)
 from telegram import MessageEntity as TelegramEntity
 from telegram.constants import ChatAction
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError
@@ -41,6 +47,11 @@ def chat_id(address: ChatAddress) -> int:
 
 def thread_id(address: ChatAddress) -> int | None:
     return int(address.thread_id) if address.thread_id else None
+
+
+def _chat(address: ChatAddress) -> str:
+    """The chat, as failures name it in the log."""
+    return f"chat {address.chat_id}"
 
 
 def _is_transient(error: BaseException) -> bool:
@@ -115,8 +126,25 @@ class TelegramSender:
                 rate_limit_args=NO_FLOOD_RETRY if preview else None,
             )
 
-        message = await self._formatted_or_plain("sendMessage", address, part, attempt, preview)
+        message = await self._formatted_or_plain(
+            "sendMessage", _chat(address), part, attempt, preview
+        )
         return message.message_id
+
+    async def answer_guest(self, query_id: str, part: MessagePart) -> str:
+        """Post `part` as the one answer to a guest query (`answerGuestQuery`, Bot API 10.0);
+        the posted message's inline message id. Telegram takes one answer per query and
+        refuses an expired one (400): a network error or a 5xx is retried, as a second
+        answer of a query that got the first is refused, never posted twice."""
+
+        async def attempt(shown: MessagePart) -> SentGuestMessage:
+            content = InputTextMessageContent(shown.text, entities=_entities(shown))
+            article = InlineQueryResultArticle("answer", "Answer", content)
+            return await self._bot.answer_guest_query(query_id, article)
+
+        target = f"guest query {query_id}"
+        sent = await self._formatted_or_plain("answerGuestQuery", target, part, attempt, False)
+        return sent.inline_message_id
 
     async def send_voice(
         self, address: ChatAddress, ogg_opus: bytes, seconds: float, reply_to: int | None = None
@@ -165,7 +193,9 @@ class TelegramSender:
                 raise
             return True
 
-        return await self._formatted_or_plain("editMessageText", address, part, attempt, preview)
+        return await self._formatted_or_plain(
+            "editMessageText", _chat(address), part, attempt, preview
+        )
 
     async def draft(self, address: ChatAddress, draft_id: int, part: MessagePart) -> None:
         """Show `part` as the private chat's draft of the reply (`sendMessageDraft`): tried
@@ -183,7 +213,7 @@ class TelegramSender:
             )
 
         try:
-            await self._formatted_or_plain("sendMessageDraft", address, part, attempt, True)
+            await self._formatted_or_plain("sendMessageDraft", _chat(address), part, attempt, True)
         except DeliveryFailed as exc:
             if isinstance(exc.__cause__, InvalidToken | BadRequest | Forbidden):
                 raise DraftsUnavailable(str(exc)) from exc.__cause__
@@ -217,7 +247,7 @@ class TelegramSender:
     async def _formatted_or_plain(
         self,
         method: str,
-        address: ChatAddress,
+        target: str,
         part: MessagePart,
         attempt: Callable[[MessagePart], Awaitable[T]],
         preview: bool,
@@ -237,8 +267,8 @@ class TelegramSender:
                 return await self._retrying(lambda: attempt(plain), once=preview)
         except TelegramError as exc:
             level = logging.DEBUG if preview else logging.WARNING
-            log.log(level, "[Telegram] %s to chat %s failed: %s", method, address.chat_id, exc)
-            raise DeliveryFailed(f"{method} to chat {address.chat_id} failed: {exc}") from exc
+            log.log(level, "[Telegram] %s to %s failed: %s", method, target, exc)
+            raise DeliveryFailed(f"{method} to {target} failed: {exc}") from exc
 
     async def _retrying(self, call: Callable[[], Awaitable[T]], once: bool = False) -> T:
         return await (self._once if once else self._retry).call(call)

@@ -18,6 +18,9 @@ from bot.commands import is_command
 from bot.conversation import ChatAddress, clean_text
 
 CHANNEL = "telegram"
+GUEST_CHANNEL = "telegram-guest"
+"""The channel of the chats the bot is summoned to as a guest (`guest.py`): never the same
+session, memory or reminders as a chat of the same id it is a member of."""
 ATTACHMENT_KINDS = (
     "photo",
     "sticker",
@@ -91,9 +94,11 @@ class Inbound:
 
 
 def address_of(message: Message) -> ChatAddress:
-    """Chat and, in a forum, topic: each topic is a session of its own."""
+    """Chat and, in a forum, topic: each topic is a session of its own. A guest message's
+    chat is a chat of the guest channel: Telegram says its id may be that of another chat."""
     thread = message.message_thread_id if message.is_topic_message else None
-    return ChatAddress(CHANNEL, str(message.chat.id), str(thread) if thread else None)
+    channel = GUEST_CHANNEL if message.guest_query_id else CHANNEL
+    return ChatAddress(channel, str(message.chat.id), str(thread) if thread else None)
 
 
 def chat_key(update: object) -> str | None:
@@ -130,7 +135,7 @@ def read_update(update: Update, me: BotIdentity, require_mention: bool) -> Inbou
         user_id=message.from_user.id,
         message_id=message.message_id,
         sent_at=message.date,
-        text=_without_mention(text, me) if in_group else text.strip(),
+        text=without_mention(text, me) if in_group else text.strip(),
         attachment=attachment_of(message),
         in_group=in_group,
         user_name=message.from_user.first_name,
@@ -178,6 +183,7 @@ def _addresses_bot(message: Message, text: str, me: BotIdentity) -> bool:
     )
 
 
-def _without_mention(text: str, me: BotIdentity) -> str:
+def without_mention(text: str, me: BotIdentity) -> str:
+    """`text` without the bot's @mention (and a space before it)."""
     mention = re.compile(rf"[ \t]?@{re.escape(me.username)}\b", re.IGNORECASE)
     return mention.sub("", text).strip()

@@ -52,10 +52,12 @@ RECENTLY_DONE = 2_000
 
 
 def from_allowed_users(config: RuntimeConfigStore) -> Callable[[dict[str, Any]], bool]:
-    """Which fetched updates the inbox keeps: messages of allowed users, nobody else's."""
+    """Which fetched updates the inbox keeps: messages of allowed users, nobody else's (in
+    their chats with the bot, or where they summoned it as a guest)."""
 
     def keep(update: dict[str, Any]) -> bool:
-        sender = (update.get("message") or {}).get("from") or {}
+        message = update.get("message") or update.get("guest_message") or {}
+        sender = message.get("from") or {}
         return sender.get("id") in config.current().telegram.allowed_users
 
     return keep

@@ -24,6 +24,10 @@ MAX_IDLE_GROUPS = 256
 
 
 def is_new_message(endpoint: str) -> bool:
+    """Posts a message: a `send*` request, or the answer to a guest query (posted in a chat
+    whose id the request does not carry, so it counts bot-wide only)."""
+    if endpoint == "answerGuestQuery":
+        return True
     return endpoint.startswith("send") and endpoint not in UNCOUNTED
 
 

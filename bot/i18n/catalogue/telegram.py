@@ -303,3 +303,12 @@ def speech_unreadable(listening: bool) -> Say:
         en=f"{_service_en(listening)} sent an answer I could not read",
         ru=f"{_service_ru(listening)} прислал ответ, который я не смог прочитать",
     )
+
+
+@phrase
+def guest_answer_cut() -> Say:
+    return Say(
+        en="(Cut here: a guest answer is one message. Ask me in a private chat for all of it.)",
+        ru="(Ответ обрезан: в гостях я отвечаю одним сообщением. Спросите меня в личном чате, "
+        "чтобы получить его целиком.)",
+    )
