@@ -20,9 +20,11 @@ from pathlib import Path
 from bot.config.model import EmbeddingsConfig
 from bot.memory.episodes import EXCHANGE_USER, said_and_answered
 from bot.memory.model import ItemType, MemoryItem
+from bot.memory.repository import Embedded, MemoryRepository
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorFile, VectorIndex
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
+from bot.ports.health import StoreDown
 from bot.retry import Backoff
 
 log = logging.getLogger(__name__)
@@ -260,3 +262,87 @@ def _read_index(
     ids, vectors = file.load(set(wanted))
     index = VectorIndex.of(model_id, file.dimensions, ids, vectors)
     return index, [item_id for item_id in wanted if item_id not in index]
+
+
+class Embeddings:
+    """The question's vector and the background embedding of a repository's items, for either
+    repository: one rest after failures, one cache of asked questions, one fill per owner."""
+
+    def __init__(
+        self,
+        embedder: EmbeddingPort | None,
+        config: Callable[[], EmbeddingsConfig],
+        repository: MemoryRepository,
+        timer: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._embedder = embedder
+        self._config = config
+        self._repository = repository
+        self._rest = EmbeddingRest(timer)
+        self._asked = AskedBefore(ASKED_BEFORE)
+        self._filling: dict[str, asyncio.Task[None]] = {}
+
+    async def query_vector(self, user_id: str, query: str, settle: bool) -> Embedded | None:
+        """The question's vector; None ("words alone") while embeddings are off or resting.
+
+        `settle`: the repository knows some of this user's items lack a vector; a fill under
+        way gets `SETTLE_SECONDS` to give them one before the question is embedded."""
+        embedder = self._embedder
+        if embedder is None or not query.strip():
+            return None
+        model_id = embedder.model_id
+        if not model_id or self._rest.resting():
+            return None
+        pending = self._filling.get(user_id)
+        if settle and pending is not None:
+            await asyncio.wait({pending}, timeout=SETTLE_SECONDS)
+        vector = self._asked.get(model_id, query)
+        if vector is None:
+            try:
+                async with asyncio.timeout(self._config().timeout_seconds):
+                    vector = (await embedder.embed([query]))[0]
+            except (EmbeddingError, TimeoutError) as exc:
+                self._rest.failed(exc)
+                return None
+            self._rest.succeeded()
+            self._asked.put(model_id, query, vector)
+        return Embedded(model_id, vector)
+
+    def fill_in_background(self, user_id: str) -> None:
+        """Embed this user's items that lack a vector of the current model; one task per user."""
+        embedder = self._embedder
+        if embedder is None or not embedder.model_id or self._rest.resting():
+            return
+        if user_id in self._filling:
+            return
+        task = asyncio.create_task(self._fill(user_id, embedder), name=f"memory-embed:{user_id}")
+        self._filling[user_id] = task
+        task.add_done_callback(lambda done: self._filled(user_id, done))
+
+    def pending(self) -> list[asyncio.Task[None]]:
+        """The fills still running."""
+        return list(self._filling.values())
+
+    def _filled(self, user_id: str, task: asyncio.Task[None]) -> None:
+        """A fill ended: whatever failed in it is one log line, never an exception left in a
+        task nobody awaits ("Task exception was never retrieved")."""
+        self._filling.pop(user_id, None)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("[Memory] embedding items failed: %s: %s", type(exc).__name__, exc)
+
+    async def _fill(self, user_id: str, embedder: EmbeddingPort) -> None:
+        while (model_id := embedder.model_id) and not self._rest.resting():
+            try:
+                batch = await self._repository.unembedded(user_id, model_id, BATCH)
+                if not batch:
+                    return
+                vectors = await embedder.embed([item_text(item) for item in batch])
+                self._rest.succeeded()
+                if embedder.model_id != model_id:
+                    continue  # the model changed meanwhile: these vectors belong to no index
+                await self._repository.store_vectors(user_id, model_id, batch, vectors)
+            except EmbeddingError as exc:
+                self._rest.failed(exc)
+                return
+            except StoreDown:
+                return  # embedded later, after the next write

@@ -40,10 +40,12 @@ from bot.memory.model import (
     reworded,
 )
 from bot.memory.packing import pack
-from bot.memory.scoring import nearest_in_meaning, rank, word_matches
-from bot.memory.semantic import SemanticMemory
+from bot.memory.repository import Embedded, MemoryRepository, Question
+from bot.memory.scoring import nearest_in_meaning, rank, rank_candidates, word_matches
+from bot.memory.semantic import Embeddings, SemanticMemory
 from bot.memory.user_items import UserItems
 from bot.ports.embeddings import EmbeddingPort, Vectors
+from bot.ports.health import StoreDown
 from bot.runtime import full_collections_paused, settle
 
 log = logging.getLogger(__name__)
@@ -425,6 +427,247 @@ class ShortTermMemory(RemembersExchanges):
 
     def _lock(self, user_id: str) -> asyncio.Lock:
         return self._locks.setdefault(user_id, asyncio.Lock())
+
+
+class MemoryService(RemembersExchanges):
+    """Short-term memory over a `MemoryRepository`: every protocol of `bot/ports/memory.py`
+    but the extractor's queue, and a `Backlog` (what the repository refused waits, as given,
+    `max_unwritten` items at most, and is written, merged as ever, once it is back).
+
+    While the repository cannot be reached (`StoreDown`) a turn still answers: recall gives
+    no `# Memory`, and what it would store waits. `/memory`, `/forget` and the `memory` tool
+    say they failed rather than pretend."""
+
+    label = "short-term memory items"
+    unwritten_label = "unsaved memory item(s)"
+
+    def __init__(
+        self,
+        repository: MemoryRepository,
+        config: Callable[[], MemoryConfig],
+        clock: Callable[[], datetime] = utc_now,
+        embedder: EmbeddingPort | None = None,
+        timer: Callable[[], float] = time.monotonic,
+        max_unwritten: int = 5_000,
+    ) -> None:
+        super().__init__()
+        self.repository = repository
+        self._config = config
+        self._clock = clock
+        self._embeddings = Embeddings(embedder, lambda: config().embeddings, repository, timer)
+        self._max_unwritten = max_unwritten
+        self._unwritten: OrderedDict[str, list[MemoryItem]] = OrderedDict()
+
+    @property
+    def enabled(self) -> bool:
+        """`memory.enabled` of the runtime config, as it is now."""
+        return self._config().enabled
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def recall(self, user_id: str, query: str, config: MemoryConfig | None = None) -> str:
+        """The `# Memory` pack for this user and message; empty when nothing scores enough or
+        the repository is away.
+
+        `config` is the turn's snapshot; None (outside a turn) takes the config as it is now."""
+        config = config or self._config()
+        try:
+            found = await self._rank(user_id, query, config, recall=True)
+        except StoreDown:
+            return ""
+        packed = pack(found, config)
+        if packed.lines:
+            log.info("[Memory] recalled %d items (%d tokens)", len(packed.lines), packed.tokens)
+        return packed.text()
+
+    async def search(self, user_id: str, query: str, limit: int = 8) -> list[ScoredItem]:
+        """Items sharing words (or meaning) with `query`, best first, whatever their layer's
+        top-k."""
+        relaxed = relaxed_for_search(self._config(), limit)
+        found = await self._rank(user_id, query, relaxed, recall=False)
+        return [scored for scored in found if scored.relevance > 0][:limit]
+
+    async def nearest(self, user_id: str, text: str, limit: int) -> list[MemoryItem]:
+        """Facts and how-tos `text` may confirm or contradict, for LLM extraction to judge.
+
+        Items sharing words with `text` come first, then the user's newest and strongest ones:
+        "I moved to Berlin" shares no word with "The user lives in Porto", yet supersedes it.
+        Episodes are left out: they record what was said, they are not facts to correct.
+        """
+        found = {
+            scored.item.id: scored.item
+            for scored in await self.search(user_id, text, limit)
+            if scored.item.layer is not Layer.EPISODIC
+        }
+        others = await self.repository.recent_facts(user_id, self._clock(), limit)
+        for item in sorted(others, key=lambda item: item.updated_at, reverse=True):
+            found.setdefault(item.id, item)
+        return list(found.values())[:limit]
+
+    async def overview(self, user_id: str) -> MemoryOverview:
+        items = await self.live_items(user_id)
+        facts = [item for item in items if item.layer is not Layer.EPISODIC]
+        facts.sort(key=lambda item: item.updated_at, reverse=True)
+        return MemoryOverview(facts, len(items) - len(facts))
+
+    async def live_items(self, user_id: str) -> list[MemoryItem]:
+        """Every item of this user that has not expired."""
+        return await self.repository.live_items(user_id, self._clock())
+
+    async def count_for(self, user_id: str) -> int:
+        count = await self.repository.count(user_id, self._clock())
+        return count + len(self._unwritten.get(user_id, ()))
+
+    # -- writing ----------------------------------------------------------------------------
+
+    async def add(
+        self, user_id: str, new_items: list[MemoryItem], config: MemoryConfig | None = None
+    ) -> list[MemoryItem]:
+        """Store `new_items`, each merged into a kept item that it repeats (`fingerprints`).
+
+        An item that becomes confident enough (by `config`, as in `recall`) is promoted on the
+        spot. Returns the items as stored (a merged item keeps its first id); while the
+        repository is away they wait, as given, and are returned."""
+        if not new_items:
+            return []
+        config = config or self._config()
+        try:
+            stored = await self._write(user_id, new_items, config)
+        except StoreDown:
+            self._keep_unwritten(user_id, new_items)
+            return new_items
+        if self._unwritten:
+            await self.retry_unwritten()
+        self._embeddings.fill_in_background(user_id)
+        return stored
+
+    async def replace(
+        self, user_id: str, item_id: str, item_type: ItemType, content: str
+    ) -> MemoryItem | None:
+        """Give one item new wording and type under the same id: a newer fact superseding it
+        (its vector goes with the old wording, and the new one is embedded)."""
+        async with self.repository.writing(user_id) as owner:
+            old = await owner.get(item_id)
+            if old is None:
+                return None
+            new = reworded(old, item_type, content, self._clock())
+            await owner.put([new], set())
+        log.info("[Memory] updated item %s", item_id)
+        self._embeddings.fill_in_background(user_id)
+        return new
+
+    async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
+        """Delete one item of this user (another user's id is simply not found)."""
+        waiting = [item for item in self._unwritten.pop(user_id, []) if item.id != item_id]
+        if waiting:  # a version waiting for the repository must not bring the item back
+            self._unwritten[user_id] = waiting
+        item = await self.repository.forget(user_id, item_id)
+        if item is not None:
+            log.info("[Memory] forgot item %s", item_id)
+        return item
+
+    async def forget_user(self, user_id: str) -> int:
+        """Delete every item of this user, those waiting for the repository too.
+
+        Exchanges of this user still being stored in the background are let finish first,
+        so that the last thing said before "forget everything" does not outlive it."""
+        await self._exchanges_stored(user_id)
+        waiting = len(self._unwritten.pop(user_id, ()))
+        count = await self.repository.forget_user(user_id) + waiting
+        log.info("[Memory] forgot all %d items of a user", count)
+        return count
+
+    async def drain(self) -> None:
+        """Wait for writes, loads and embeddings still running in the background (at
+        shutdown, and in tests)."""
+        while pending := [
+            *self._background,
+            *self._embeddings.pending(),
+            *self.repository.pending(),
+        ]:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def unwritten(self) -> int:
+        return sum(len(items) for items in self._unwritten.values())
+
+    async def retry_unwritten(self) -> None:
+        """Write what waits, oldest owner first; stops at the first refusal."""
+        config = self._config()
+        for user_id in list(self._unwritten):
+            items = self._unwritten.pop(user_id, [])
+            try:
+                await self._write(user_id, items, config, retry=True)
+            except StoreDown:
+                self._unwritten[user_id] = items + self._unwritten.get(user_id, [])
+                self._unwritten.move_to_end(user_id, last=False)
+                return
+            self._embeddings.fill_in_background(user_id)
+
+    # -- internals --------------------------------------------------------------------------
+
+    async def _rank(
+        self, user_id: str, query: str, config: MemoryConfig, recall: bool
+    ) -> list[ScoredItem]:
+        """The repository's candidates for `query`, ranked by `rank_candidates`."""
+        now = self._clock()
+
+        async def vector(settle: bool) -> Embedded | None:
+            return await self._embeddings.query_vector(user_id, query, settle)
+
+        question = Question(
+            text=query,
+            recall=recall,
+            vector=vector,
+            exchanges_stored=lambda: self._exchanges_stored(user_id),
+            vectors_opened=lambda: self._embeddings.fill_in_background(user_id),
+        )
+        candidates = await self.repository.candidates(user_id, question, now, config)
+        return rank_candidates(candidates, now, config)
+
+    async def _write(
+        self, user_id: str, new_items: list[MemoryItem], config: MemoryConfig, retry: bool = False
+    ) -> list[MemoryItem]:
+        """Merge and promote `new_items` under the owner's write lock; returns them as
+        stored, once each."""
+        threshold = config.promotion_min_confidence
+        async with self.repository.writing(user_id, retry) as owner:
+            now = self._clock()
+            kept = await owner.kept([fp for new in new_items for fp in fingerprints(new)], now)
+            stored: dict[str, MemoryItem] = {}
+            promoted_ids: set[str] = set()
+            for new in new_items:
+                existing = next((kept[fp] for fp in fingerprints(new) if fp in kept), None)
+                item = merge(existing, new, now) if existing is not None else new
+                if promotable(item, threshold):
+                    item = promoted(item, now)
+                    promoted_ids.add(item.id)
+                    log.info("[Memory] promoted %s to %s", item.id, item.layer.value)
+                kept[item.fingerprint] = kept[new.fingerprint] = item
+                stored[item.id] = item
+            await owner.put(list(stored.values()), promoted_ids)
+            await owner.tidy(now, config.max_episodes)
+        return list(stored.values())
+
+    def _keep_unwritten(self, user_id: str, items: list[MemoryItem]) -> None:
+        self._unwritten.setdefault(user_id, []).extend(items)
+        self._unwritten.move_to_end(user_id)
+        while self.unwritten() > self._max_unwritten and self._unwritten:
+            dropped, lost = self._unwritten.popitem(last=False)
+            log.error(
+                "[Memory] more than %d items wait for the database; dropped %d of %s",
+                self._max_unwritten,
+                len(lost),
+                dropped,
+            )
+
+
+def fingerprints(item: MemoryItem) -> list[str]:
+    """What makes a kept item the same memory as `item`, in order: the same fingerprint, or
+    (for a fact with a slot) the same words. The second look lets "my server is at 10.0.0.5",
+    extracted after the model already stored "The user's server is at 10.0.0.5" with the memory
+    tool in the same turn, merge with it."""
+    found = [item.fingerprint] if item.fingerprint else []
+    return [*found, fingerprint(item.type, item.content)]
 
 
 class _Loading:

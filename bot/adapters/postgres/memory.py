@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 
@@ -41,6 +41,7 @@ from bot.memory.model import (
     reworded,
 )
 from bot.memory.packing import pack
+from bot.memory.repository import Question
 from bot.memory.scoring import (
     EPISODE_POOL,
     PROFILE_TOP_K,
@@ -50,7 +51,7 @@ from bot.memory.scoring import (
     rank_candidates,
 )
 from bot.memory.semantic import BATCH, EmbeddingRest, item_text
-from bot.memory.service import merge, relaxed_for_search
+from bot.memory.service import MemoryService, merge, relaxed_for_search
 from bot.memory.text import tokens
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
 
@@ -367,6 +368,155 @@ class PostgresMemory(RemembersExchanges):
                 return
             except DatabaseDown:
                 return  # embedded later, after the next write
+
+
+def postgres_memory(
+    database: Database,
+    config: Callable[[], MemoryConfig],
+    clock: Callable[[], datetime] = utc_now,
+    embedder: EmbeddingPort | None = None,
+    max_unwritten: int = 5_000,
+) -> MemoryService:
+    """Short-term memory in `database`; what it refuses waits and is retried with the
+    database's backlog (see `DatabaseHealth`)."""
+    repository = PostgresRepository(database, clock)
+    memory = MemoryService(repository, config, clock, embedder, max_unwritten=max_unwritten)
+    database.health.add_backlog(memory)
+    return memory
+
+
+class PostgresRepository:
+    """`MemoryRepository` in the `memory_items` table, shared by every process on the
+    database; `DatabaseDown` (a `StoreDown`) while it is away."""
+
+    def __init__(self, database: Database, clock: Callable[[], datetime] = utc_now) -> None:
+        self._database = database
+        self._clock = clock
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def candidates(
+        self, user_id: str, question: Question, now: datetime, config: MemoryConfig
+    ) -> Candidates:
+        """Two visits to the database, the question embedded between them: a slow embedding
+        server never holds a pooled connection. The user's exchanges this process is still
+        storing are waited for first, so a message sent right after another reads its items
+        (as the file repository, which holds them in memory, does)."""
+        await question.exchanges_stored()
+        terms = list(dict.fromkeys(tokens(question.text)))
+        async with self._database.connection(STORE) as connection:
+            words = await rows.statistics(connection, user_id, now, terms)
+            if not words.count:
+                return Candidates({}, {}, {}, [])  # nothing to recall: no question to embed
+            searched = rows.searched_terms(terms, words.holding)
+            sharing = (
+                await rows.sharing_words(connection, user_id, now, terms, searched)
+                if searched
+                else []
+            )
+            profile = await rows.strongest(connection, user_id, now, PROFILE_TOP_K * 3)
+        embedded = await question.vector(False)
+        async with self._database.connection(STORE) as connection:
+            stored: list[tuple[str, bytes]] = []
+            if embedded is not None:
+                oldest = oldest_recalled(now, config)
+                stored = await rows.vectors(connection, user_id, now, embedded.model_id, oldest)
+            vector = embedded.vector if embedded is not None else None
+            lexical, near = await asyncio.to_thread(_score, terms, sharing, words, stored, vector)
+            wanted = [i for i in dict.fromkeys([*lexical, *near]) if i not in profile]
+            items = await rows.by_ids(connection, user_id, wanted)
+        items.update(profile)
+        return Candidates(lexical, near, items, list(profile))
+
+    async def live_items(self, user_id: str, now: datetime) -> list[MemoryItem]:
+        """Newest first."""
+        async with self._database.connection(STORE) as connection:
+            return await rows.live(connection, user_id, now)
+
+    async def count(self, user_id: str, now: datetime) -> int:
+        async with self._database.connection(STORE) as connection:
+            return await rows.size(connection, user_id, now)
+
+    async def recent_facts(self, user_id: str, now: datetime, limit: int) -> list[MemoryItem]:
+        async with self._database.connection(STORE) as connection:
+            recent = await rows.live(connection, user_id, now, "layer <> 'episodic'")
+            strong = await rows.strongest(connection, user_id, now, limit)
+        others = {item.id: item for item in recent[:limit]}
+        others.update((i, item) for i, item in strong.items() if item.layer is not Layer.EPISODIC)
+        return list(others.values())
+
+    # -- writing ----------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def writing(self, user_id: str, retry: bool = False) -> AsyncIterator[_PostgresOwner]:
+        """A transaction holding the owner's advisory lock: one writer of their items at a
+        time, across processes (`DatabaseDown` when the database is away)."""
+        async with self._database.connection(STORE, retry) as connection:
+            async with connection.transaction():
+                await connection.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (OWNER_LOCK, user_id)
+                )
+                yield _PostgresOwner(connection, user_id)
+
+    async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
+        async with self._database.connection(STORE) as connection:
+            cursor = await connection.execute(
+                "DELETE FROM memory_items WHERE owner = %s AND id = %s RETURNING item",
+                (user_id, item_id),
+            )
+            row = await cursor.fetchone()
+        return MemoryItem.model_validate_json(row[0]) if row is not None else None
+
+    async def forget_user(self, user_id: str) -> int:
+        async with self._database.connection(STORE) as connection:
+            cursor = await connection.execute(
+                "DELETE FROM memory_items WHERE owner = %s", (user_id,)
+            )
+        return cursor.rowcount
+
+    # -- vectors ----------------------------------------------------------------------------
+
+    async def unembedded(self, user_id: str, model_id: str, limit: int) -> list[MemoryItem]:
+        async with self._database.connection(STORE) as connection:
+            return await rows.unembedded(connection, user_id, self._clock(), model_id, limit)
+
+    async def store_vectors(
+        self, user_id: str, model_id: str, batch: list[MemoryItem], vectors: Vectors
+    ) -> None:
+        async with self._database.connection(STORE) as connection:
+            await rows.store_vectors(connection, user_id, model_id, batch, vectors)
+
+    def pending(self) -> list[Awaitable[object]]:
+        """Nothing: every call is awaited by its caller."""
+        return []
+
+
+class _PostgresOwner:
+    """One owner's rows, inside `PostgresRepository.writing`'s transaction."""
+
+    def __init__(self, connection: AsyncConnection, user_id: str) -> None:
+        self._connection = connection
+        self._user_id = user_id
+
+    async def kept(self, fingerprints: list[str], now: datetime) -> dict[str, MemoryItem]:
+        return await rows.by_fingerprint(self._connection, self._user_id, fingerprints, now)
+
+    async def get(self, item_id: str) -> MemoryItem | None:
+        return await rows.one(self._connection, self._user_id, item_id)
+
+    async def put(self, items: list[MemoryItem], promoted_ids: set[str]) -> None:
+        """By id: a promoted item's row changes its layer."""
+        await rows.upsert(self._connection, self._user_id, items)
+
+    async def tidy(self, now: datetime, max_episodes: int) -> None:
+        """The expired rows go, and the episodes past `max_episodes`."""
+        await self._connection.execute(
+            "DELETE FROM memory_items WHERE owner = %s AND expires_at <= %s",
+            (self._user_id, now),
+        )
+        await self._connection.execute(
+            EVICT_OLDEST_EPISODES, (self._user_id, self._user_id, max_episodes - 1)
+        )
 
 
 def _fingerprints(item: MemoryItem) -> list[str]:
