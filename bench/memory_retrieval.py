@@ -3,9 +3,9 @@
 Items are synthetic but shaped like real ones: 80% episodes of 40-60 words, 15% facts of
 8-15 words, 5% how-tos, over a Zipf-distributed vocabulary of 30k words, so common words have
 long postings as they would in real text. Queries of 4-10 words are drawn from the same
-distribution. Each figure is `MemoryService.recall` (files) end to end (the question embedded by the
-bundled e5 model in a worker thread, candidates by BM25 and by cosine over every item's
-vector, fusion, scoring, top-k, packing, rendering) on a warm user, beside the same recall by
+distribution. Each figure is `MemoryService.recall` over files end to end (the question
+embedded by the bundled e5 model in a worker thread, candidates by BM25 and by cosine over every
+item's vector, fusion, scoring, top-k, packing, rendering) on a warm user, beside the same recall by
 words alone (embeddings off) in the same run. The items' vectors are random unit vectors of
 the model's size, written under its id: what a search over them costs does not depend on
 their values, and embedding 100k items for real would take the bundled model most of an

@@ -175,7 +175,7 @@ class FileRepository:
         model takes ~15-20 ms of a core; words at 10k items ~5 ms of the loop). None (words
         alone) when the user has no items: a question costs the embedded model ~20 ms of a
         core, which a user with nothing to recall need not pay."""
-        if not question.text.strip() or not len(items):
+        if not question.embeds or not question.text.strip() or not len(items):
             return None
         task = asyncio.create_task(self._query_vector(user_id, items, question))
         await asyncio.sleep(0)  # the task runs up to its hand-over to the thread

@@ -126,6 +126,11 @@ class Embeddings:
         self._asked = AskedBefore(ASKED_BEFORE)
         self._filling: dict[str, asyncio.Task[None]] = {}
 
+    @property
+    def embeds(self) -> bool:
+        """False without an embedder: no question and no item ever has a vector."""
+        return self._embedder is not None
+
     async def query_vector(self, user_id: str, query: str, settle: bool) -> Embedded | None:
         """The question's vector; None ("words alone") while embeddings are off or resting.
 

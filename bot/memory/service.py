@@ -233,6 +233,7 @@ class MemoryService(RemembersExchanges):
         question = Question(
             text=query,
             recall=recall,
+            embeds=self._embeddings.embeds,
             vector=vector,
             exchanges_stored=lambda: self._exchanges_stored(user_id),
             vectors_opened=lambda: self._embeddings.fill_in_background(user_id),
