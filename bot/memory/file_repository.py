@@ -131,14 +131,15 @@ class FileRepository:
     async def writing(self, user_id: str, retry: bool = False) -> AsyncIterator[_FileOwner]:
         """The user's items, loaded, under their lock (files are never away: no `retry`)."""
         async with self._lock(user_id):
-            yield _FileOwner(self, user_id, await self._load_locked(user_id))
+            items = await self._load_locked(user_id)
+            yield _FileOwner(self._files(user_id), items, self._vectors, user_id)
 
     async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
         async with self._lock(user_id):
             items = await self._load_locked(user_id)
             item = items.remove(item_id)
             if item is not None:
-                await asyncio.to_thread(self._erase_many, user_id, [item])
+                await asyncio.to_thread(_erase, self._files(user_id), [item])
                 await self._vectors.forget(user_id, {item_id})
             return item
 
@@ -201,25 +202,6 @@ class FileRepository:
         if len(items.vectors) < SEARCH_IN_THREAD_FROM:
             return nearest_in_meaning(search, vector)
         return await asyncio.to_thread(nearest_in_meaning, search, vector)
-
-    def _write(self, user_id: str, stored: list[MemoryItem], promoted_ids: set[str]) -> None:
-        files = self._files(user_id)
-        files.append(stored)
-        left_behind: dict[Path, set[str]] = defaultdict(set)
-        for item in stored:
-            if item.id in promoted_ids:
-                left_behind[files.episode_path(item.created_at)].add(item.id)
-        for day_file, item_ids in left_behind.items():
-            remove_ids(day_file, item_ids)
-
-    def _erase_many(self, user_id: str, gone: list[MemoryItem]) -> None:
-        files = self._files(user_id)
-        by_file: dict[Path, set[str]] = defaultdict(set)
-        for item in gone:
-            by_file[files.path_for(item)].add(item.id)
-            by_file[files.episode_path(item.created_at)].add(item.id)
-        for path, item_ids in by_file.items():
-            remove_ids(path, item_ids)
 
     async def _items(self, user_id: str) -> UserItems:
         items = self._loaded.get(user_id)
@@ -304,7 +286,7 @@ class FileRepository:
         with full_collections_paused():
             items, ready = read_items(self._files(user_id), now, threshold, on_quick)
             if ready:
-                self._write(user_id, ready, {item.id for item in ready})
+                _append(self._files(user_id), ready, {item.id for item in ready})
             settle(len(items))
         return items
 
@@ -318,10 +300,13 @@ class FileRepository:
 class _FileOwner:
     """One user's loaded items and files, while `FileRepository.writing` holds their lock."""
 
-    def __init__(self, repository: FileRepository, user_id: str, items: UserItems) -> None:
-        self._repository = repository
-        self._user_id = user_id
+    def __init__(
+        self, files: UserFiles, items: UserItems, vectors: FileVectors, user_id: str
+    ) -> None:
+        self._files = files
         self._items = items
+        self._vectors = vectors
+        self._user_id = user_id
 
     async def kept(self, fingerprints: list[str], now: datetime) -> dict[str, MemoryItem]:
         found = ((fp, self._items.by_fingerprint(fp)) for fp in fingerprints)
@@ -333,8 +318,8 @@ class _FileOwner:
     async def put(self, items: list[MemoryItem], promoted_ids: set[str]) -> None:
         """In memory on the loop first, then appended to the files in a worker thread. An item
         moving to another layer is appended to its new file before the old file loses it, so a
-        crash keeps one of the two (a promoted item leaves its day file in `_write`)."""
-        repository, user_id = self._repository, self._user_id
+        crash keeps one of the two (a promoted item leaves its day file in `_append`)."""
+        files = self._files
         old = {
             item.id: found
             for item in items
@@ -344,8 +329,7 @@ class _FileOwner:
             self._items.put(item)
 
         def write() -> None:
-            repository._write(user_id, items, promoted_ids)
-            files = repository._files(user_id)
+            _append(files, items, promoted_ids)
             for item in items:
                 before = old.get(item.id)
                 if before is not None and files.path_for(before) != files.path_for(item):
@@ -362,9 +346,30 @@ class _FileOwner:
             return
         excess = items.count(Layer.EPISODIC) - max_episodes + max(1, max_episodes // 10)
         gone = [item for i in items.oldest(Layer.EPISODIC, excess) if (item := items.remove(i))]
-        await asyncio.to_thread(self._repository._erase_many, self._user_id, gone)
-        await self._repository._vectors.forget(self._user_id, {item.id for item in gone})
+        await asyncio.to_thread(_erase, self._files, gone)
+        await self._vectors.forget(self._user_id, {item.id for item in gone})
         log.info("[Memory] past %d episodes: the %d oldest went", max_episodes, len(gone))
+
+
+def _append(files: UserFiles, stored: list[MemoryItem], promoted_ids: set[str]) -> None:
+    """Append `stored` to their files; the promoted ones leave their day files."""
+    files.append(stored)
+    left_behind: dict[Path, set[str]] = defaultdict(set)
+    for item in stored:
+        if item.id in promoted_ids:
+            left_behind[files.episode_path(item.created_at)].add(item.id)
+    for day_file, item_ids in left_behind.items():
+        remove_ids(day_file, item_ids)
+
+
+def _erase(files: UserFiles, gone: list[MemoryItem]) -> None:
+    """Remove `gone` from their files and from the day files they were episodes in."""
+    by_file: dict[Path, set[str]] = defaultdict(set)
+    for item in gone:
+        by_file[files.path_for(item)].add(item.id)
+        by_file[files.episode_path(item.created_at)].add(item.id)
+    for path, item_ids in by_file.items():
+        remove_ids(path, item_ids)
 
 
 class _Loading:
