@@ -1,7 +1,7 @@
 """Recall from PostgreSQL against the file store, in one run: `python -m bench.memory_postgres`.
 
 The same items (a Zipf vocabulary, as people's words are: a few everywhere, most rare) go
-into `ShortTermMemory` and `PostgresMemory` on a throwaway local PostgreSQL
+into the file and PostgreSQL repositories of `MemoryService` on a throwaway local PostgreSQL
 (`tests/fakes/postgres.py`, Debian's binaries); the same questions are asked of each, words
 only. The figures are times of `recall` end to end, and PostgreSQL's as a ratio of the file
 store's, which answers from memory: the price of state every process shares.
@@ -19,10 +19,11 @@ from pathlib import Path
 
 from bench.report import Figure, median, percentile, print_table
 from bot.adapters.postgres.database import Database
-from bot.adapters.postgres.memory import PostgresMemory
+from bot.adapters.postgres.memory import postgres_memory
 from bot.config.model import MemoryConfig
+from bot.memory.file_repository import file_memory
 from bot.memory.model import ItemType, MemoryItem, new_item
-from bot.memory.service import ShortTermMemory
+from bot.memory.service import MemoryService
 from tests.fakes.postgres import PostgresServer
 
 NAME = "memory_postgres"
@@ -45,9 +46,7 @@ def items(count: int) -> list[MemoryItem]:
     return made
 
 
-async def recall_times(
-    store: ShortTermMemory | PostgresMemory, questions: list[str]
-) -> list[float]:
+async def recall_times(store: MemoryService, questions: list[str]) -> list[float]:
     times = []
     for question in questions:
         started = time.perf_counter()
@@ -60,8 +59,8 @@ async def measure(server: PostgresServer, size: int, questions: int) -> list[Fig
     database = Database(server.create_database())
     await database.open()
     try:
-        postgres = PostgresMemory(database, MemoryConfig, lambda: NOW)
-        files = ShortTermMemory(Path(tempfile.mkdtemp()), MemoryConfig, lambda: NOW)
+        postgres = postgres_memory(database, MemoryConfig, lambda: NOW)
+        files = file_memory(Path(tempfile.mkdtemp()), MemoryConfig, lambda: NOW)
         made = items(size)
         for start in range(0, size, BATCH):
             await postgres.add("ann", made[start : start + BATCH])

@@ -3,9 +3,9 @@
 Items are synthetic but shaped like real ones: 80% episodes of 40-60 words, 15% facts of
 8-15 words, 5% how-tos, over a Zipf-distributed vocabulary of 30k words, so common words have
 long postings as they would in real text. Queries of 4-10 words are drawn from the same
-distribution. Each figure is `ShortTermMemory.recall` end to end (the question embedded by the
-bundled e5 model in a worker thread, candidates by BM25 and by cosine over every item's
-vector, fusion, scoring, top-k, packing, rendering) on a warm user, beside the same recall by
+distribution. Each figure is `MemoryService.recall` over files end to end (the question
+embedded by the bundled e5 model in a worker thread, candidates by BM25 and by cosine over every
+item's vector, fusion, scoring, top-k, packing, rendering) on a warm user, beside the same recall by
 words alone (embeddings off) in the same run. The items' vectors are random unit vectors of
 the model's size, written under its id: what a search over them costs does not depend on
 their values, and embedding 100k items for real would take the bundled model most of an
@@ -41,9 +41,10 @@ from bench.memory_eval_data import load_eval_set
 from bench.report import Figure, median, percentile, print_table
 from bot.adapters.embeddings.embedded import DIMENSIONS, EmbeddedEmbedder
 from bot.config.model import MemoryConfig
+from bot.memory.file_repository import file_memory
 from bot.memory.files import UserFiles
 from bot.memory.model import ItemType, Layer, MemoryItem, fingerprint
-from bot.memory.service import ShortTermMemory
+from bot.memory.service import MemoryService
 from bot.memory.vectors import VectorFile
 from bot.ports.embeddings import unit_rows
 
@@ -141,7 +142,7 @@ async def measure_size(
         if embedder is not None:
             await embedder.warm_up()  # as the bot does at start
         write_files(root, synthetic_items(size, words, rng), embedder, rng)
-        memory = ShortTermMemory(root, MemoryConfig, clock=lambda: NOW, embedder=embedder)
+        memory = file_memory(root, MemoryConfig, clock=lambda: NOW, embedder=embedder)
         loop_pauses: list[float] = []
         beat = asyncio.create_task(_heartbeat(loop_pauses))
         started = time.perf_counter()
@@ -156,7 +157,7 @@ async def measure_size(
         return cold_ms, loaded_ms, max(loop_pauses, default=0.0), times, asked
 
 
-async def _timed_recalls(memory: ShortTermMemory, queries: list[str]) -> list[float]:
+async def _timed_recalls(memory: MemoryService, queries: list[str]) -> list[float]:
     times = []
     for query in queries:
         started = time.perf_counter()

@@ -15,15 +15,16 @@ from typing import Any, Protocol
 
 from bot.adapters.postgres.choices import PostgresChoiceTables
 from bot.adapters.postgres.database import Database
-from bot.adapters.postgres.memory import PostgresMemory
+from bot.adapters.postgres.memory import postgres_memory
 from bot.adapters.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
 from bot.adapters.postgres.reminders import PostgresReminderBook, ReminderLease
 from bot.adapters.postgres.sessions import PostgresSessionStore
 from bot.adapters.postgres.usage import PostgresUsageLedger
 from bot.config.model import MemoryConfig
 from bot.i18n import Language
+from bot.memory.file_repository import file_memory
 from bot.memory.remember_switch import RememberSwitch
-from bot.memory.service import ShortTermMemory
+from bot.memory.service import MemoryService
 from bot.ops.checks import DatabaseReadiness
 from bot.ports.embeddings import EmbeddingPort
 from bot.ports.health import HealthCheck
@@ -46,7 +47,7 @@ from bot.storage.sessions import JsonSessionStore
 from bot.usage.ledger import UsageLedger, UsageRecords
 
 Hook = Callable[[], Awaitable[None]]
-Memory = ShortTermMemory | PostgresMemory
+Memory = MemoryService
 """Short-term memory on either backend: every memory port but the extractor's queue."""
 Clock = Callable[[], datetime]
 """UTC now: what memory dates its items and weighs their recency by."""
@@ -109,7 +110,7 @@ def file_stores(data: Path, disk: DiskHealth) -> Stores:
     """Files under the data dir, for one process; what the disk refuses is told to `disk`."""
 
     def memory(config: Callable[[], MemoryConfig], embedder: EmbeddingPort, clock: Clock) -> Memory:
-        return ShortTermMemory(data / "memory", config, clock, embedder=embedder)
+        return file_memory(data / "memory", config, clock, embedder=embedder)
 
     def inbox(path: Path, keep: KeepUpdate) -> TelegramInbox:
         from bot.adapters.telegram import UpdateInbox  # PTB only for Telegram
@@ -150,7 +151,7 @@ def postgres_stores(url: str, data: Path, disk: DiskHealth) -> Stores:
         disk.add_backlog(backlog)
 
     def memory(config: Callable[[], MemoryConfig], embedder: EmbeddingPort, clock: Clock) -> Memory:
-        items = PostgresMemory(database, config, clock, embedder=embedder)
+        items = postgres_memory(database, config, clock, embedder=embedder)
         disk.add_backlog(items)
         return items
 

@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 
 class RemembersExchanges:
-    """`ExchangeMemory` for a store that can `add` items: the JSONL files and PostgreSQL."""
+    """`ExchangeMemory` for a memory that can `add` items (`MemoryService`)."""
 
     _config: Callable[[], MemoryConfig]
     _clock: Callable[[], datetime]

@@ -68,7 +68,7 @@ class LlmFactExtractor:
 
     `llm` answers the calls, `config` returns the runtime config as it is now (read at every
     step, so an edit applies to the next batch), `target` holds the user's items (the
-    `ShortTermMemory`). Messages of one user arriving within `extraction_batch_seconds` go into
+    `MemoryService`). Messages of one user arriving within `extraction_batch_seconds` go into
     one call. Bounded: at most `max_pending_per_user` messages per user and
     `max_users_pending` users wait (the oldest are dropped, with a log line), and at most
     `max_concurrent_calls` calls run at once.

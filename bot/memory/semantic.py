@@ -1,11 +1,11 @@
-"""Meaning for short-term memory: each item's vector kept beside it, and the question's vector.
+"""Meaning for short-term memory, on either repository: the question's vector, and each item's,
+embedded in the background.
 
 Items are embedded in the background as they are stored (and again when their wording
-changes); their vectors persist in the user's folder (`bot/memory/vectors.py`), so a restart
-never re-embeds what was embedded before. Embeddings down or off never stop a recall: it
-answers by words alone, and the items are embedded later, after a back-off. A new embedding
-model (`memory.embeddings`) opens a new, empty vector file that fills in the background
-while recall goes on by words; the old model's file is deleted once the new one is complete.
+changes); the repository keeps their vectors (the user's folder, `bot/memory/file_vectors.py`,
+or the item's row), so a restart never re-embeds what was embedded before. Embeddings down or
+off never stop a recall: it answers by words alone, and the items are embedded later, after a
+back-off.
 """
 
 from __future__ import annotations
@@ -15,14 +15,13 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from pathlib import Path
 
 from bot.config.model import EmbeddingsConfig
 from bot.memory.episodes import EXCHANGE_USER, said_and_answered
 from bot.memory.model import ItemType, MemoryItem
-from bot.memory.user_items import UserItems
-from bot.memory.vectors import VectorFile, VectorIndex
+from bot.memory.repository import Embedded, MemoryRepository
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
+from bot.ports.health import StoreDown
 from bot.retry import Backoff
 
 log = logging.getLogger(__name__)
@@ -109,60 +108,69 @@ class EmbeddingRest:
         self._failures = 0
 
 
-class SemanticMemory:
-    """Opens, fills and searches each user's vectors through an `EmbeddingPort`."""
+class Embeddings:
+    """The question's vector and the background embedding of a repository's items, for either
+    repository: one rest after failures, one cache of asked questions, one fill per owner."""
 
     def __init__(
         self,
-        embedder: EmbeddingPort,
+        embedder: EmbeddingPort | None,
         config: Callable[[], EmbeddingsConfig],
-        directory_of: Callable[[str], Path],
-        items_of: Callable[[str], UserItems | None],
-        lock_of: Callable[[str], asyncio.Lock],
+        repository: MemoryRepository,
         timer: Callable[[], float] = time.monotonic,
     ) -> None:
         self._embedder = embedder
         self._config = config
-        self._directory_of = directory_of
-        self._items_of = items_of
-        self._lock_of = lock_of
+        self._repository = repository
         self._rest = EmbeddingRest(timer)
-        self._dimensions: dict[str, int] = {}
-        self._filling: dict[str, asyncio.Task[None]] = {}
-        self._complete: set[tuple[str, str]] = set()
-        """(user, model) pairs whose older models' files are gone already this run."""
         self._asked = AskedBefore(ASKED_BEFORE)
+        self._filling: dict[str, asyncio.Task[None]] = {}
 
-    async def query_vector(self, user_id: str, items: UserItems, query: str) -> Vectors | None:
-        """The question's vector, with this user's vectors open; None means "words alone"."""
-        model_id = self._embedder.model_id
+    @property
+    def embeds(self) -> bool:
+        """False without an embedder: no question and no item ever has a vector."""
+        return self._embedder is not None
+
+    async def query_vector(self, user_id: str, query: str, settle: bool) -> Embedded | None:
+        """The question's vector; None ("words alone") while embeddings are off or resting.
+
+        `settle`: the repository knows some of this user's items lack a vector; a fill under
+        way gets `SETTLE_SECONDS` to give them one before the question is embedded."""
+        embedder = self._embedder
+        if embedder is None or not query.strip():
+            return None
+        model_id = embedder.model_id
         if not model_id or self._rest.resting():
             return None
         pending = self._filling.get(user_id)
-        if pending is not None and items.without_vectors(1):
+        if settle and pending is not None:
             await asyncio.wait({pending}, timeout=SETTLE_SECONDS)
         vector = self._asked.get(model_id, query)
         if vector is None:
             try:
                 async with asyncio.timeout(self._config().timeout_seconds):
-                    vector = (await self._embedder.embed([query]))[0]
+                    vector = (await embedder.embed([query]))[0]
             except (EmbeddingError, TimeoutError) as exc:
                 self._rest.failed(exc)
                 return None
             self._rest.succeeded()
             self._asked.put(model_id, query, vector)
-        self._dimensions[model_id] = vector.shape[0]
-        await self._open(user_id, items, model_id)
-        self.fill_in_background(user_id)
-        return vector
+        return Embedded(model_id, vector)
 
     def fill_in_background(self, user_id: str) -> None:
-        """Embed this user's items that have no vector yet; one task per user at a time."""
-        if not self._embedder.model_id or user_id in self._filling or self._rest.resting():
+        """Embed this user's items that lack a vector of the current model; one task per user."""
+        embedder = self._embedder
+        if embedder is None or not embedder.model_id or self._rest.resting():
             return
-        task = asyncio.create_task(self._fill(user_id), name=f"memory-embed:{user_id}")
+        if user_id in self._filling:
+            return
+        task = asyncio.create_task(self._fill(user_id, embedder), name=f"memory-embed:{user_id}")
         self._filling[user_id] = task
         task.add_done_callback(lambda done: self._filled(user_id, done))
+
+    def pending(self) -> list[asyncio.Task[None]]:
+        """The fills still running."""
+        return list(self._filling.values())
 
     def _filled(self, user_id: str, task: asyncio.Task[None]) -> None:
         """A fill ended: whatever failed in it is one log line, never an exception left in a
@@ -171,92 +179,19 @@ class SemanticMemory:
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.error("[Memory] embedding items failed: %s: %s", type(exc).__name__, exc)
 
-    async def forget(self, user_id: str, item_ids: set[str]) -> None:
-        """Delete these items' vectors from every model's file (call under the user's lock)."""
-        await asyncio.to_thread(self._remove_from_files, user_id, item_ids)
-
-    async def drain(self) -> None:
-        while self._filling:
-            await asyncio.gather(*list(self._filling.values()), return_exceptions=True)
-
-    # -- internals --------------------------------------------------------------------------
-
-    async def _fill(self, user_id: str) -> None:
-        while True:
-            items = self._items_of(user_id)
-            model_id = self._embedder.model_id
-            if items is None or not model_id or self._rest.resting():
-                return
-            if items.vectors is None or items.vectors.model_id != model_id:
-                if model_id not in self._dimensions:
-                    return  # the first recall learns the model's size and opens the vectors
-                await self._open(user_id, items, model_id)
-            batch = items.without_vectors(BATCH)
-            if not batch:
-                await self._drop_other_models(user_id, items)
-                return
+    async def _fill(self, user_id: str, embedder: EmbeddingPort) -> None:
+        while (model_id := embedder.model_id) and not self._rest.resting():
             try:
-                texts = [item_text(item) for item in batch]
-                vectors = await self._embedder.embed(texts)
+                batch = await self._repository.unembedded(user_id, model_id, BATCH)
+                if not batch:
+                    return
+                vectors = await embedder.embed([item_text(item) for item in batch])
+                self._rest.succeeded()
+                if embedder.model_id != model_id:
+                    continue  # the model changed meanwhile: these vectors belong to no index
+                await self._repository.store_vectors(user_id, model_id, batch, vectors)
             except EmbeddingError as exc:
                 self._rest.failed(exc)
                 return
-            self._rest.succeeded()
-            await self._store(user_id, items, model_id, batch, vectors)
-
-    async def _store(
-        self,
-        user_id: str,
-        items: UserItems,
-        model_id: str,
-        batch: list[MemoryItem],
-        vectors: Vectors,
-    ) -> None:
-        index = items.vectors
-        if index is None or index.model_id != model_id or self._embedder.model_id != model_id:
-            return  # the model changed meanwhile: these vectors belong to no open index
-        file = VectorFile.of(self._directory_of(user_id), model_id, index.dimensions)
-        async with self._lock_of(user_id):
-            if self._items_of(user_id) is not items:
-                return  # forgotten (or evicted) while being embedded: nothing may be written
-            ids, kept = items.embedded(batch, vectors)
-            await asyncio.to_thread(file.append, ids, kept)
-
-    async def _open(self, user_id: str, items: UserItems, model_id: str) -> None:
-        if items.vectors is not None and items.vectors.model_id == model_id:
-            return
-        dimensions = self._dimensions[model_id]
-        file = VectorFile.of(self._directory_of(user_id), model_id, dimensions)
-        async with self._lock_of(user_id):
-            if items.vectors is not None and items.vectors.model_id == model_id:
-                return
-            # Held lock: no write changes the items while the thread reads their vectors.
-            wanted = list(items.items)
-            index, missing = await asyncio.to_thread(_read_index, file, model_id, wanted)
-            items.open_vectors(index, missing)
-
-    async def _drop_other_models(self, user_id: str, items: UserItems) -> None:
-        """Once per user and model and run: a fill after every turn need not list the folder."""
-        index = items.vectors
-        if index is None or (user_id, index.model_id) in self._complete:
-            return
-        self._complete.add((user_id, index.model_id))
-        current = VectorFile.of(self._directory_of(user_id), index.model_id, index.dimensions)
-        for file in VectorFile.every(self._directory_of(user_id)):
-            if file.path != current.path:
-                file.path.unlink(missing_ok=True)
-                log.info("[Memory] deleted the vectors of a previous embedding model")
-
-    def _remove_from_files(self, user_id: str, item_ids: set[str]) -> None:
-        for file in VectorFile.every(self._directory_of(user_id)):
-            file.remove(item_ids)
-
-
-def _read_index(
-    file: VectorFile, model_id: str, wanted: list[str]
-) -> tuple[VectorIndex, list[str]]:
-    """The vectors of `wanted` items in `file`, indexed, and the items without one (in a
-    worker thread: 100k rows would pause the event loop)."""
-    ids, vectors = file.load(set(wanted))
-    index = VectorIndex.of(model_id, file.dimensions, ids, vectors)
-    return index, [item_id for item_id in wanted if item_id not in index]
+            except StoreDown:
+                return  # embedded later, after the next write

@@ -28,3 +28,8 @@ class Health:
 
 HealthCheck = Callable[[], Awaitable[Health]]
 """Looks at one part now; bounded in time by the caller."""
+
+
+class StoreDown(Exception):
+    """A store could not be reached while the bot runs: what it was asked to keep may wait
+    and be retried (the PostgreSQL stores raise it as `DatabaseDown`)."""

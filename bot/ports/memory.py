@@ -1,6 +1,6 @@
 """Memory as each of its users sees it: one narrow protocol per consumer, all in this file.
 
-Short-term memory (`ShortTermMemory` over files, `PostgresMemory` with `DATABASE_URL`)
+Short-term memory (`MemoryService`, over files or, with `DATABASE_URL`, PostgreSQL)
 implements most of them; the LLM extractor (`LlmFactExtractor`) the two about extraction;
 every store that keeps something about a user (short-term items, LightRAG documents,
 sessions, the Telegram inbox) `UserMemoryStore`.

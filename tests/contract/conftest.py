@@ -13,14 +13,15 @@ from bot.adapters.embeddings.embedded import EmbeddedEmbedder
 from bot.adapters.postgres.choices import PostgresChoiceTables
 from bot.adapters.postgres.database import Database
 from bot.adapters.postgres.inbox import PostgresUpdateInbox
-from bot.adapters.postgres.memory import PostgresMemory
+from bot.adapters.postgres.memory import postgres_memory
 from bot.adapters.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
 from bot.adapters.postgres.reminders import PostgresReminderBook
 from bot.adapters.postgres.sessions import PostgresSessionStore
 from bot.adapters.postgres.usage import PostgresUsageLedger
 from bot.adapters.telegram.inbox import UpdateInbox, chat_of, sender_of
 from bot.config.model import MemoryConfig
-from bot.memory.service import ShortTermMemory
+from bot.memory.file_repository import file_memory
+from bot.memory.service import MemoryService
 from bot.rag.ledger import IndexLedger
 from bot.rag.queue import IndexQueue
 from bot.reminders import ReminderBook
@@ -103,7 +104,7 @@ async def new_usage_ledger(
     await connections.close()
 
 
-MemoryStores = Callable[..., Awaitable[ShortTermMemory | PostgresMemory]]
+MemoryStores = Callable[..., Awaitable[MemoryService]]
 
 
 @pytest.fixture(scope="session")
@@ -137,21 +138,21 @@ async def new_memory_store(
     """Makes a memory store over the same place each call (`embedder`: none unless given),
     after the ones made before have finished writing, as a restart would."""
     connections = Connections(request)
-    made: list[ShortTermMemory | PostgresMemory] = []
+    made: list[MemoryService] = []
 
     async def make(
         embedder: EmbeddedEmbedder | None = None, config: MemoryConfig | None = None
-    ) -> ShortTermMemory | PostgresMemory:
+    ) -> MemoryService:
         for earlier in made:
             await earlier.drain()
         settings = config or MemoryConfig()
-        store: ShortTermMemory | PostgresMemory
+        store: MemoryService
         if request.param == "files":
-            store = ShortTermMemory(
+            store = file_memory(
                 tmp_path / "memory", lambda: settings, memory_clock, embedder=embedder
             )
         else:
-            store = PostgresMemory(
+            store = postgres_memory(
                 await connections.open(), lambda: settings, memory_clock, embedder=embedder
             )
         made.append(store)

@@ -8,9 +8,9 @@ import pytest
 
 from bot.adapters.openai_llm import OpenAiLlm
 from bot.config.model import LlmConfig, MemoryConfig, RuntimeConfig
+from bot.memory.file_repository import file_memory
 from bot.memory.llm_extraction import LlmFactExtractor
 from bot.memory.llm_operations import SCHEMA
-from bot.memory.service import ShortTermMemory
 from tests.fakes.openai_server import FakeOpenAiServer, Reply
 
 
@@ -64,7 +64,7 @@ async def turn(memory, extractor, said: str, number: int, rules: bool) -> None:
 @pytest.mark.parametrize("extraction", ["llm", "both"])
 async def test_moving_house_leaves_one_home_saying_berlin(extraction, llm, server, tmp_path):
     config = settings(extraction)
-    memory = ShortTermMemory(tmp_path / "memory", lambda: config().memory)
+    memory = file_memory(tmp_path / "memory", lambda: config().memory)
     extractor = LlmFactExtractor(llm, config, memory)
     rules = extraction == "both"
     await turn(memory, extractor, "I live in Porto", 1, rules)
@@ -72,7 +72,7 @@ async def test_moving_house_leaves_one_home_saying_berlin(extraction, llm, serve
 
     (home,) = [f for f in (await memory.overview("u")).facts if "lives in" in f.content]
     assert home.content == "The user lives in Berlin."
-    reopened = ShortTermMemory(memory.root, lambda: config().memory)
+    reopened = file_memory(memory.repository.root, lambda: config().memory)
     assert [f.content for f in (await reopened.overview("u")).facts] == [home.content]
 
     first, second = server.requests
@@ -87,7 +87,7 @@ async def test_moving_house_leaves_one_home_saying_berlin(extraction, llm, serve
 
 async def test_a_server_without_json_schema_is_asked_for_a_json_object(llm, server, tmp_path):
     config = settings("llm")
-    memory = ShortTermMemory(tmp_path / "memory", lambda: config().memory)
+    memory = file_memory(tmp_path / "memory", lambda: config().memory)
     extractor = LlmFactExtractor(llm, config, memory)
     refusal = "'response_format.type' must be 'json_object' or 'text'"
     server.script(Reply(status=400, error_message=refusal))
@@ -105,7 +105,7 @@ async def test_a_failing_server_stores_nothing_and_keeps_what_the_rules_found(
     llm, server, tmp_path, caplog
 ):
     config = settings("both")
-    memory = ShortTermMemory(tmp_path / "memory", lambda: config().memory)
+    memory = file_memory(tmp_path / "memory", lambda: config().memory)
     extractor = LlmFactExtractor(llm, config, memory)
     server.script(Reply(status=503), Reply(status=503))
     await turn(memory, extractor, "I live in Porto", 1, rules=True)

@@ -10,18 +10,18 @@ import time
 from pathlib import Path
 
 from bot.config.model import MemoryConfig
+from bot.memory.file_repository import file_memory
 from bot.memory.model import MemoryItem
-from bot.memory.service import ShortTermMemory
 
 REPO = Path(__file__).resolve().parents[2]
 WRITER = """
 import asyncio, sys
 from pathlib import Path
 from bot.config.model import MemoryConfig
-from bot.memory.service import ShortTermMemory
+from bot.memory.file_repository import file_memory
 
 async def main():
-    memory = ShortTermMemory(Path(sys.argv[1]), MemoryConfig)
+    memory = file_memory(Path(sys.argv[1]), MemoryConfig)
     n = 0
     while True:
         n += 1
@@ -54,7 +54,7 @@ def test_every_memory_file_parses_after_kill_9(tmp_path):
         assert raw.endswith(b"\n"), f"{path} ends mid-line"
         for line in raw.splitlines():
             MemoryItem.model_validate(json.loads(line))
-    reopened = ShortTermMemory(root, MemoryConfig)
+    reopened = file_memory(root, MemoryConfig)
     assert asyncio.run(reopened.count_for("ada")) > 0
     assert asyncio.run(reopened.count_for("bob")) > 0
     assert not list(root.rglob("*.damaged"))

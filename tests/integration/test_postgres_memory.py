@@ -16,10 +16,11 @@ import pytest
 from bench.memory_eval_data import load_eval_set
 from bot.adapters.embeddings.embedded import EmbeddedEmbedder
 from bot.adapters.postgres.database import REST_SECONDS, Database, DatabaseDown, DatabaseHealth
-from bot.adapters.postgres.memory import PostgresMemory
+from bot.adapters.postgres.memory import postgres_memory
 from bot.config.model import MemoryConfig
+from bot.memory.file_repository import file_memory
 from bot.memory.model import ItemType, new_item
-from bot.memory.service import ShortTermMemory
+from bot.memory.service import MemoryService
 
 pytestmark = pytest.mark.postgres
 
@@ -52,13 +53,13 @@ class RestClock:
 
 
 @asynccontextmanager
-async def store_with_clock(own_postgres) -> AsyncIterator[tuple[PostgresMemory, RestClock]]:
+async def store_with_clock(own_postgres) -> AsyncIterator[tuple[MemoryService, RestClock]]:
     """A memory store on a database of its own, whose outage rest the test ends at will."""
     clock = RestClock()
     database = Database(own_postgres.create_database(), DatabaseHealth(timer=lambda: clock.seconds))
     await database.open()
     try:
-        yield PostgresMemory(database, MemoryConfig, lambda: NOW), clock
+        yield postgres_memory(database, MemoryConfig, lambda: NOW), clock
     finally:
         await database.close()
 
@@ -76,8 +77,8 @@ async def test_both_stores_recall_the_same_lines_in_the_same_order(tmp_path, dat
     statements = [fact.statement for fact in facts] + list(evaluation.small_talk)
     database = await opened(database_url)
     try:
-        files = ShortTermMemory(tmp_path / "memory", MemoryConfig, lambda: NOW, embedder=e5)
-        postgres = PostgresMemory(database, MemoryConfig, lambda: NOW, embedder=e5)
+        files = file_memory(tmp_path / "memory", MemoryConfig, lambda: NOW, embedder=e5)
+        postgres = postgres_memory(database, MemoryConfig, lambda: NOW, embedder=e5)
         for store in (files, postgres):
             await tell_everything(store, statements, evaluation.reply)
         assert await files.count_for("ann") == await postgres.count_for("ann") > len(facts)
@@ -97,7 +98,7 @@ async def test_through_an_outage_recall_is_empty_and_what_was_said_waits(own_pos
     url = own_postgres.create_database()
     database = await opened(url)
     try:
-        store = PostgresMemory(database, MemoryConfig, lambda: NOW)
+        store = postgres_memory(database, MemoryConfig, lambda: NOW)
         await store.remember_exchange("ann", "My name is Ann.", "Nice to meet you, Ann!", "t:0")
         own_postgres.pause()
         assert await store.recall("ann", "what is my name?") == ""
@@ -134,7 +135,7 @@ async def test_an_item_waiting_for_the_database_is_forgotten_with_the_user(own_p
 async def test_two_processes_storing_one_fact_at_once_make_one_item(database_url):
     first, second = await opened(database_url), await opened(database_url)
     try:
-        stores = [PostgresMemory(db, MemoryConfig, lambda: NOW) for db in (first, second)]
+        stores = [postgres_memory(db, MemoryConfig, lambda: NOW) for db in (first, second)]
         said = "Remember that my staging server is at 10.0.0.5."
         await asyncio.gather(
             *(
@@ -168,7 +169,7 @@ async def test_past_the_cap_the_oldest_episodes_go_from_the_database(database_ur
     database = await opened(database_url)
     clock = {"now": NOW}
     try:
-        store = PostgresMemory(
+        store = postgres_memory(
             database, lambda: MemoryConfig(maxEpisodes=100), lambda: clock["now"]
         )
         for day in range(102):

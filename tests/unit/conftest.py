@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.config.model import MemoryConfig
+from bot.memory.file_repository import file_memory
 from bot.memory.remember_switch import RememberSwitch
-from bot.memory.service import ShortTermMemory
+from bot.memory.service import MemoryService
 from tests.fakes.clock import FakeClock
 
 
@@ -25,10 +26,10 @@ def timer() -> FakeClock:
 
 
 @pytest.fixture
-def memory(tmp_path, clock) -> ShortTermMemory:
+def memory(tmp_path, clock) -> MemoryService:
     """Short-term memory over files in `tmp_path / "memory"`, with the default config and
     `clock`'s time."""
-    return ShortTermMemory(tmp_path / "memory", MemoryConfig, clock)
+    return file_memory(tmp_path / "memory", MemoryConfig, clock)
 
 
 @pytest.fixture

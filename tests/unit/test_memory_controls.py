@@ -11,8 +11,8 @@ from bot.commands.memory import MemoryCommands
 from bot.config import RuntimeConfig
 from bot.config.model import MemoryConfig, ToolsConfig
 from bot.conversation import ChatAddress, IncomingMessage, MemoryScope, Session, ToolCall
+from bot.memory.file_repository import file_memory
 from bot.memory.remember_switch import RememberSwitch
-from bot.memory.service import ShortTermMemory
 from bot.pipeline import TurnContext
 from bot.pipeline.memory_persist import MemoryPersistSystem
 from bot.storage.choices import KeyedChoices
@@ -176,7 +176,7 @@ async def test_the_tool_stores_nothing_while_remembering_is_off(memory, switch):
 
 
 async def test_the_tool_does_nothing_while_memory_is_disabled(tmp_path, switch):
-    disabled = ShortTermMemory(tmp_path / "off", lambda: MemoryConfig(enabled=False))
+    disabled = file_memory(tmp_path / "off", lambda: MemoryConfig(enabled=False))
     reply = await run_tool(tool_registry(disabled, switch), {"action": "add", "text": "Likes jazz"})
     assert "turned off by the operator" in reply and await disabled.count_for("ada") == 0
 

@@ -13,11 +13,11 @@ import pytest
 
 from bot import runtime
 from bot.config.model import MemoryConfig
+from bot.memory.file_repository import file_memory
 from bot.memory.files import UserFiles
 from bot.memory.model import ItemType, Layer, MemoryItem, new_item
 from bot.memory.packing import pack
 from bot.memory.scoring import rank
-from bot.memory.service import ShortTermMemory
 from bot.memory.text import _words_terms, tokens
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorIndex
@@ -131,10 +131,10 @@ def test_vector_index_built_at_once_equals_one_put_at_a_time():
 
 async def test_a_reopened_memory_recalls_what_items_put_one_by_one_would(tmp_path):
     root = tmp_path / "memory"
-    writer = ShortTermMemory(root, MemoryConfig, lambda: NOW)
+    writer = file_memory(root, MemoryConfig, lambda: NOW)
     for batch in range(4):  # repeats merge: files hold several versions of some ids
         await writer.add("u", varied_items(40, seed=batch % 2))
-    reopened = ShortTermMemory(root, MemoryConfig, lambda: NOW)
+    reopened = file_memory(root, MemoryConfig, lambda: NOW)
     recalled = {query: await reopened.recall("u", query) for query in QUERIES}
 
     one_by_one = items_put_one_by_one(UserFiles(root, "u").load(NOW))
@@ -195,7 +195,7 @@ class Gate:
 
 
 async def stored_user(root):
-    writer = ShortTermMemory(root, MemoryConfig, lambda: NOW)
+    writer = file_memory(root, MemoryConfig, lambda: NOW)
     kinds = [(ItemType.IDENTITY, NAME, None), (ItemType.HOWTO, HOWTO, None)]
     kinds.append((ItemType.EXCHANGE, EPISODE, 90))
     stored = [  # one turn each: an exchange is not packed beside a fact of its own turn
@@ -206,7 +206,7 @@ async def stored_user(root):
 
 
 def gated_memory(root, gate):
-    return ShortTermMemory(
+    return file_memory(
         root, MemoryConfig, lambda: NOW, first_recall_wait=0.01, user_files=gate.files
     )
 
@@ -224,7 +224,7 @@ async def test_the_first_recall_answers_from_facts_while_episodes_still_load(tmp
     memory = gated_memory(tmp_path, gate)
     load = await loading_held(memory, gate)
 
-    with caplog.at_level(logging.INFO, logger="bot.memory.service"):
+    with caplog.at_level(logging.INFO, logger="bot.memory.file_repository"):
         first = await memory.recall("u", QUERY)
     assert not gate.release.is_set() and not load.done()
     assert "restart nginx" in first and "Marta" in first and "postgres" not in first
@@ -241,7 +241,7 @@ async def test_a_first_recall_before_anything_is_read_answers_empty_and_says_so(
     gate = Gate(before_facts=True)
     memory = gated_memory(tmp_path, gate)
     load = await loading_held(memory, gate)
-    with caplog.at_level(logging.INFO, logger="bot.memory.service"):
+    with caplog.at_level(logging.INFO, logger="bot.memory.file_repository"):
         assert await memory.recall("u", QUERY) == ""
     assert "still loading; recalled nothing this turn" in caplog.text
     gate.release.set()

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from bot.config.model import EmbeddingsConfig, MemoryConfig
+from bot.memory.file_repository import file_memory
 from bot.memory.model import ItemType, new_item
 from bot.memory.scoring import nearest_in_meaning, word_matches
 from bot.memory.semantic import AskedBefore
-from bot.memory.service import ShortTermMemory
 from bot.memory.vectors import VectorFile, VectorIndex
 from tests.fakes.embeddings import FakeEmbedder, embeddings_down
 
@@ -29,7 +29,7 @@ def embedder():
 
 
 def memory_over(root, embedder, timer, **config):
-    return ShortTermMemory(
+    return file_memory(
         root, lambda: MemoryConfig(**config), lambda: NOW, embedder=embedder, timer=timer
     )
 
@@ -70,7 +70,7 @@ async def test_a_paraphrase_never_finds_another_users_fact(semantic_memory):
 
 
 async def test_without_embeddings_the_same_question_finds_nothing(tmp_path, timer):
-    semantic_memory = ShortTermMemory(tmp_path / "m", MemoryConfig, lambda: NOW)
+    semantic_memory = file_memory(tmp_path / "m", MemoryConfig, lambda: NOW)
     await tell(semantic_memory, FACT)
     assert "Porto" not in await semantic_memory.recall("u", "which town is my sibling based in?")
 
@@ -102,7 +102,7 @@ async def test_vectors_persist_so_a_restart_embeds_only_the_question(
     await semantic_memory.recall("u", "warm up")
     await semantic_memory.drain()
     fresh = FakeEmbedder()
-    reopened = memory_over(semantic_memory.root, fresh, timer)
+    reopened = memory_over(semantic_memory.repository.root, fresh, timer)
     pack = await reopened.recall("u", "what is our hound called?")
     await reopened.drain()
     assert "Biscuit" in pack
@@ -129,7 +129,7 @@ async def test_a_new_model_re_embeds_in_the_background_and_drops_the_old_vectors
     folder = tmp_path / "memory" / "u-u" / "vectors"
     (old_file,) = folder.iterdir()
     other = FakeEmbedder(model_id="fake:another")
-    switched = memory_over(semantic_memory.root, other, timer)
+    switched = memory_over(semantic_memory.repository.root, other, timer)
     await switched.recall("u", "which town is my sibling based in?")
     await switched.drain()
     assert any("sister" in text for text in other.embedded)
@@ -310,7 +310,7 @@ async def test_the_question_is_handed_to_the_embedder_before_words_are_matched(
             await asyncio.sleep(0)  # a thread would be busy with it meanwhile
             return await super().embed(texts)
 
-    from bot.memory import service
+    from bot.memory import file_repository as service
 
     def matching(items, query):
         order.append(f"words {query}")
@@ -347,7 +347,7 @@ def test_a_search_taken_now_is_not_changed_by_later_writes_to_the_index():
 async def test_a_large_users_vectors_are_searched_off_the_event_loop(
     semantic_memory, monkeypatch, threshold, in_thread
 ):
-    from bot.memory import service
+    from bot.memory import file_repository as service
 
     searched_in: list[threading.Thread] = []
 

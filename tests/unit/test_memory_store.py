@@ -6,14 +6,14 @@ import logging
 from datetime import timedelta
 
 from bot.config.model import MemoryConfig
+from bot.memory.file_repository import file_memory
 from bot.memory.files import UserFiles
 from bot.memory.model import ItemType, Layer, new_item
-from bot.memory.service import ShortTermMemory
 
 
 def reopen(memory, clock, **config):
     """A new process over the same files."""
-    return ShortTermMemory(memory.root, lambda: MemoryConfig(**config), clock)
+    return file_memory(memory.repository.root, lambda: MemoryConfig(**config), clock)
 
 
 def lines_of(path):
@@ -44,7 +44,7 @@ async def test_a_keyed_fact_is_replaced_when_its_value_changes(memory, clock):
 
 
 async def test_a_repeated_exchange_is_promoted_to_procedural(memory, clock):
-    user_dir = UserFiles(memory.root, "u").directory
+    user_dir = UserFiles(memory.repository.root, "u").directory
     for turn in range(3):
         await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, f"turn:a:{turn}")
         clock.now += timedelta(hours=1)
@@ -85,10 +85,10 @@ async def test_a_lower_promotion_threshold_promotes_at_the_next_start(memory, cl
 
 
 async def test_episodes_expire_after_a_configured_ttl_and_their_files_go(tmp_path, clock):
-    memory = ShortTermMemory(tmp_path, lambda: MemoryConfig(episodicTtlDays=90), clock)
+    memory = file_memory(tmp_path, lambda: MemoryConfig(episodicTtlDays=90), clock)
     await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t1")
     await memory.remember_exchange("u", "My name is Ada.", "Hi Ada!", "t1")
-    day_file = UserFiles(memory.root, "u").directory / "episodic" / "2026-03-01.jsonl"
+    day_file = UserFiles(memory.repository.root, "u").directory / "episodic" / "2026-03-01.jsonl"
     assert day_file.exists()
     clock.now += timedelta(days=91)
     assert (await memory.overview("u")).episodes == 0, "expired items are not shown"
@@ -109,7 +109,7 @@ async def test_by_default_what_was_said_in_spring_is_recalled_in_winter(memory, 
 
 
 async def test_past_the_cap_the_oldest_episodes_go_from_memory_and_files(tmp_path, clock):
-    memory = ShortTermMemory(tmp_path, lambda: MemoryConfig(maxEpisodes=100), clock)
+    memory = file_memory(tmp_path, lambda: MemoryConfig(maxEpisodes=100), clock)
     for day in range(101):
         said = f"Planted {day} tulip bulbs along the garden fence today, number {day}."
         await memory.remember_exchange("u", said, "Nice.", f"t{day}")
@@ -122,7 +122,7 @@ async def test_past_the_cap_the_oldest_episodes_go_from_memory_and_files(tmp_pat
 
 async def test_damaged_lines_are_skipped_with_a_warning_and_set_aside(memory, clock, caplog):
     await memory.remember_exchange("u", "My name is Ada. I live in Paris.", "Hi!", "t1")
-    semantic = UserFiles(memory.root, "u").directory / "semantic.jsonl"
+    semantic = UserFiles(memory.repository.root, "u").directory / "semantic.jsonl"
     good = semantic.read_text().splitlines()
     semantic.write_text(f'{good[0]}\n{{"id": "broken", "lay\nnot json at all\n{good[1]}\n')
     with caplog.at_level(logging.WARNING):
@@ -138,7 +138,7 @@ async def test_damaged_lines_are_skipped_with_a_warning_and_set_aside(memory, cl
 
 async def test_an_item_of_a_retired_type_in_an_old_file_still_loads(memory, clock):
     """Earlier versions knew a `note` type; a file holding one loads it as a fact, whole."""
-    episodes = UserFiles(memory.root, "u").episode_path(clock.now)
+    episodes = UserFiles(memory.repository.root, "u").episode_path(clock.now)
     episodes.parent.mkdir(parents=True)
     old_line = {
         "id": "n1",
@@ -157,7 +157,7 @@ async def test_an_item_of_a_retired_type_in_an_old_file_still_loads(memory, cloc
 
 async def test_a_line_cut_by_a_power_cut_is_not_glued_to_the_next_append(memory, clock):
     await memory.remember_exchange("u", "My name is Ada.", "Hi!", "t1")
-    semantic = UserFiles(memory.root, "u").directory / "semantic.jsonl"
+    semantic = UserFiles(memory.repository.root, "u").directory / "semantic.jsonl"
     semantic.write_text(semantic.read_text() + '{"id": "half-written", "layer": "sem')
     fresh = reopen(memory, clock)
     await fresh.remember_exchange("u", "I live in Paris.", "Nice!", "t2")
@@ -170,8 +170,8 @@ async def test_a_line_cut_by_a_power_cut_is_not_glued_to_the_next_append(memory,
 
 async def test_a_promotion_cut_short_keeps_one_item(memory, clock):
     await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t1")
-    files = UserFiles(memory.root, "u")
-    (episode,) = [i for i in (await memory._items("u")) if i.layer is Layer.EPISODIC]
+    files = UserFiles(memory.repository.root, "u")
+    (episode,) = [i for i in (await memory.repository._items("u")) if i.layer is Layer.EPISODIC]
     promoted = episode.model_copy(update={"layer": Layer.PROCEDURAL, "type": ItemType.HOWTO})
     files.append([promoted])  # the crash came before the day file was rewritten
     overview = await reopen(memory, clock).overview("u")
@@ -195,7 +195,7 @@ async def test_two_turns_writing_at_once_both_land_whole(memory, clock):
     await memory.drain()
     overview = await reopen(memory, clock).overview("u")
     assert len(overview.facts) == 30
-    for path in UserFiles(memory.root, "u").all_files():
+    for path in UserFiles(memory.repository.root, "u").all_files():
         for line in path.read_text().splitlines():
             json.loads(line)
 
@@ -213,8 +213,8 @@ async def test_one_users_items_never_reach_another_user(memory):
 async def test_user_ids_cannot_escape_the_memory_folder(memory):
     await memory.remember_exchange("../../etc", "My name is Eve.", "Hi", "t")
     await memory.remember_exchange("..", "My name is Mallory.", "Hi", "t")
-    written = [p for p in memory.root.parent.rglob("*.jsonl")]
-    assert written and all(memory.root in p.parents for p in written)
+    written = [p for p in memory.repository.root.parent.rglob("*.jsonl")]
+    assert written and all(memory.repository.root in p.parents for p in written)
     assert len({p.parent for p in written}) == 2
 
 
@@ -226,7 +226,7 @@ async def test_forget_one_item_and_then_everything(memory, clock):
     reopened = reopen(memory, clock)
     assert [f.content for f in (await reopened.overview("u")).facts] == ["The user lives in Paris."]
     assert await reopened.forget_user("u") == 2
-    assert not UserFiles(memory.root, "u").directory.exists()
+    assert not UserFiles(memory.repository.root, "u").directory.exists()
     assert await reopened.count_for("u") == 0
     assert await reopened.recall("u", "Paris") == ""
 
@@ -240,8 +240,8 @@ async def test_forget_all_waits_for_the_users_exchange_still_being_stored(memory
 
 async def test_a_forgotten_promoted_item_does_not_come_back(memory, clock):
     await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, "t1")
-    files = UserFiles(memory.root, "u")
-    (episode,) = [i for i in (await memory._items("u")) if i.layer is Layer.EPISODIC]
+    files = UserFiles(memory.repository.root, "u")
+    (episode,) = [i for i in (await memory.repository._items("u")) if i.layer is Layer.EPISODIC]
     for turn in range(2):
         await memory.remember_exchange("u", HOWTO_Q, HOWTO_A, f"t{turn + 2}")
     files.append([episode])  # the old episodic line, as if the promotion's clean-up had failed
@@ -295,7 +295,7 @@ async def test_replace_moves_an_item_to_its_new_layers_file(memory, clock):
         "u", [new_item(ItemType.FACT, "Deploys go through CI.", source="t", confidence=0.9)]
     )
     await memory.replace("u", note.id, ItemType.HOWTO, "To deploy, run `make ship`.")
-    user_dir = UserFiles(memory.root, "u").directory
+    user_dir = UserFiles(memory.repository.root, "u").directory
     assert not (user_dir / "semantic.jsonl").exists()
     assert [line["id"] for line in lines_of(user_dir / "procedural.jsonl")] == [note.id]
     (howto,) = (await reopen(memory, clock).overview("u")).facts

@@ -38,6 +38,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from bot.adapters.postgres.migrations import migrate
 from bot.conversation.scope import MemoryScope
+from bot.ports.health import StoreDown
 from bot.storage.disk import Backlog
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ class DatabaseUnavailable(Exception):
     """The database could not be reached or prepared at start; the message is for people."""
 
 
-class DatabaseDown(Exception):
+class DatabaseDown(StoreDown):
     """A call could not reach the database while the bot runs (logged by `DatabaseHealth`)."""
 
 

@@ -1,5 +1,5 @@
 """The `memory_items` table: one row per item of one owner, read and written by
-`PostgresMemory` (`bot/adapters/postgres/memory.py`). Every query names its owner.
+`PostgresRepository` (`bot/adapters/postgres/memory.py`). Every query names its owner.
 
     item          the `MemoryItem` as JSON: the record; the other columns serve the queries
     terms         the item's words as memory tokenizes them (`bot/memory/text.py`), repeats kept
