@@ -5,9 +5,27 @@ it and the assistant's replies, at the lengths a chat model writes them.
 `bench/longconv_generate.py` draws from these pools with a fixed seed. Every user line has a
 tone, and the assistant answers from the pool of that tone; the advice questions carry their
 own answers, because a real model answers the question that was asked.
+
+These are the dev split's pools (`DEV`); the test split draws from its own, written
+separately (`bench/longconv_chatter_heldout.py`), so nothing tuned on dev's small talk is
+measured on the same lines.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One split's small talk: user lines by tone, the assistant's replies by tone, user lines
+    that come with their own reply, and advice questions with their answers."""
+
+    small_talk: dict[str, list[str]]
+    replies: dict[str, list[str]]
+    paired: dict[str, list[tuple[str, str]]]
+    advice: list[tuple[str, str]]
+
 
 SMALL_TALK: dict[str, list[str]] = {
     "greet": [
@@ -411,3 +429,6 @@ ADVICE: list[tuple[str, str]] = [
         "so a bit of warmth goes a long way.",
     ),
 ]
+
+
+DEV = Pool(SMALL_TALK, REPLIES, PAIRED, ADVICE)

@@ -1,13 +1,15 @@
 """Writes `bench/data/longconv.json`, the long-conversation evaluation set, from the stories in
-`bench/longconv_stories.py` and the small talk in `bench/longconv_chatter.py`.
+`bench/longconv_stories.py` and the small talk of each split: dev's in
+`bench/longconv_chatter.py`, test's in `bench/longconv_chatter_heldout.py` (written apart, so
+no line of dev's small talk is in a test conversation).
 
 Each story is one user's life over many months, told in sessions on given dates: the moments
 that matter (a move, a new job, a pet, a wedding whose date changes, facts later corrected)
 are written by hand, in the user's words, with relative times ("yesterday", "next Tuesday").
 The generator puts them in their sessions between small talk and advice questions drawn with
-a fixed seed, gives every user message the assistant's reply of its tone, numbers the
-messages, and resolves each `when` question's answer from its session's date, so the answer
-is right by construction. The same seed always writes the same file:
+a fixed seed from the story's split's pool, gives every user message the assistant's reply of
+its tone, numbers the messages, and resolves each `when` question's answer from its session's
+date, so the answer is right by construction. The same seed always writes the same file:
 
     python -m bench.longconv_generate
 """
@@ -20,7 +22,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
-from bench.longconv_chatter import ADVICE, PAIRED, REPLIES, SMALL_TALK
+from bench.longconv_chatter import DEV, Pool
+from bench.longconv_chatter_heldout import HELD_OUT
 from bench.longconv_stories import STORIES, Chatter, Story
 
 OUT = Path(__file__).resolve().parent / "data" / "longconv.json"
@@ -28,6 +31,8 @@ SEED = 20260
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 WEATHER = ("weather", "sunny")
 FILLER_TONES = ("small", "small", "mood", "weather", "sunny", "food", "media", "small")
+POOLS: dict[str, Pool] = {"dev": DEV, "test": HELD_OUT}
+"""Each split's small talk."""
 
 
 @dataclass(frozen=True)
@@ -43,21 +48,24 @@ def session_lines(
 ) -> list[Said]:
     """One session: its beats among small talk, chatter and advice questions (`advice` is
     what is left to ask; each is asked once), each user line followed by its reply."""
+    pool = POOLS[story.split]
     beats = [beat for beat in story.beats if beat.session == at]
     chatter = [c for c in story.chatter if c.after <= at and c.text not in used]
-    fillers = draw_fillers(rng.randint(10, 13) - 2 - len(beats), chatter, advice, used, rng)
+    count = rng.randint(10, 13) - 2 - len(beats)
+    fillers = draw_fillers(count, chatter, advice, used, rng, pool)
     slots = sorted(rng.sample(range(len(fillers) + len(beats)), len(beats)))
     middle: list[Line] = list(fillers)
     for slot, beat in zip(slots, beats, strict=True):
         middle.insert(slot, (beat.tone, beat.text, beat.key))
-    said: list[Said] = [Said("user", rng.choice(SMALL_TALK["greet"])), _reply("greet", rng)]
+    said: list[Said] = [Said("user", rng.choice(pool.small_talk["greet"]))]
+    said.append(_reply("greet", rng, pool))
     for tone, words, extra in middle:
         if tone == "own" and extra is not None:  # a line that comes with its own reply
             said += [Said("user", words), Said("assistant", extra)]
         else:
-            said += [Said("user", words, extra), _reply(tone, rng)]
+            said += [Said("user", words, extra), _reply(tone, rng, pool)]
     if rng.random() < 0.75:
-        said += [Said("user", rng.choice(SMALL_TALK["bye"])), _reply("bye", rng)]
+        said += [Said("user", rng.choice(pool.small_talk["bye"])), _reply("bye", rng, pool)]
     return said
 
 
@@ -71,6 +79,7 @@ def draw_fillers(
     advice: list[tuple[str, str]],
     used: set[str],
     rng: random.Random,
+    pool: Pool = DEV,
 ) -> list[Line]:
     """`count` lines between the beats: chatter about the user's world, an advice question
     now and then, small talk; one weather report at most (the sky does not change mid-chat)."""
@@ -84,18 +93,18 @@ def draw_fillers(
             fillers.append((line.tone, line.text, None))
         elif 0.3 <= roll < 0.4 and advice:
             fillers.append(("own", *advice.pop(rng.randrange(len(advice)))))
-        elif (tone := rng.choice(FILLER_TONES)) in PAIRED:
+        elif (tone := rng.choice(FILLER_TONES)) in pool.paired:
             if tone in WEATHER and weather_told:
                 continue
             weather_told = weather_told or tone in WEATHER
-            fillers.append(("own", *rng.choice(PAIRED[tone])))
+            fillers.append(("own", *rng.choice(pool.paired[tone])))
         else:
-            fillers.append((tone, rng.choice(SMALL_TALK[tone]), None))
+            fillers.append((tone, rng.choice(pool.small_talk[tone]), None))
     return fillers
 
 
-def _reply(tone: str, rng: random.Random) -> Said:
-    return Said("assistant", rng.choice(REPLIES[tone]))
+def _reply(tone: str, rng: random.Random, pool: Pool) -> Said:
+    return Said("assistant", rng.choice(pool.replies[tone]))
 
 
 def resolve(answer: str, dates: dict[str, date]) -> str:
@@ -122,7 +131,7 @@ def conversation(story: Story, rng: random.Random) -> dict[str, object]:
     dates: dict[str, date] = {}
     ids: dict[str, str] = {}
     used: set[str] = set()
-    advice = list(ADVICE)
+    advice = list(POOLS[story.split].advice)
     number = 0
     for at, day in enumerate(story.dates):
         start = datetime.combine(day, time(rng.randint(7, 21), rng.randint(0, 59)))

@@ -35,6 +35,9 @@ _PHATIC = frozenset(
     true fair gotcha thanks thank thx ty cheers mate hi hey hello bye goodbye morning night
     evening afternoon later cya brb gtg wait what sorry welcome np worries one indeed agreed
     exactly interesting funny hilarious wild crazy insane amazing lovely sweet happy
+    yo hiya heya heyy sup tbh same mm mmm mhm maybe guess think point sense makes sounds
+    talk chat later soon bed gotta honestly actually useful helpful helps idea totally
+    alright noted oh ah yet
     monday mondays tuesday wednesday thursday friday fridays saturday sunday weekend
     привет пока спасибо ха хаха ахаха лол ок окей круто класс понятно ясно ладно хорошо
     отлично смешно доброе утро ночи спокойной вечер""".split()

@@ -7,8 +7,9 @@ import json
 from collections import Counter
 from datetime import date
 
+from bench.longconv_chatter import Pool
 from bench.longconv_data import DEFAULT_PATH, KINDS, SPLITS, load_conversations
-from bench.longconv_generate import generate, resolve
+from bench.longconv_generate import POOLS, generate, resolve
 from bench.longconv_scoring import content_words
 
 CONVERSATIONS = load_conversations()
@@ -68,3 +69,21 @@ def test_relative_dates_resolve_from_the_session_date():
 
 def test_the_file_is_what_the_generator_writes():
     assert json.loads(DEFAULT_PATH.read_text(encoding="utf-8")) == generate()
+
+
+def _lines(pool: Pool) -> set[str]:
+    said = {line for lines in pool.small_talk.values() for line in lines}
+    said |= {line for lines in pool.replies.values() for line in lines}
+    said |= {text for pairs in pool.paired.values() for pair in pairs for text in pair}
+    return said | {text for pair in pool.advice for text in pair}
+
+
+def test_test_conversations_draw_small_talk_from_a_pool_dev_never_saw():
+    assert set(POOLS) == set(SPLITS)
+    dev, test = _lines(POOLS["dev"]), _lines(POOLS["test"])
+    assert not dev & test
+    for conversation in CONVERSATIONS:
+        said = {message.text for _, message in conversation.messages()}
+        other = test if conversation.split == "dev" else dev
+        assert not said & other, conversation.id
+        assert said & _lines(POOLS[conversation.split]), conversation.id

@@ -20,6 +20,11 @@ ANSWER = "Thanks for telling me, I'll keep that in mind for later."
         "sorry, typo, ignore the last message",
         "let me think about it",
         "why?",
+        "same tbh",
+        "right, makes sense",
+        "I'll think about it",
+        "talk later",
+        "hiya",
         "спасибо, очень помогло",
         "сегодня весь день льёт дождь",
     ],
@@ -40,6 +45,9 @@ def test_small_talk_is_neither_an_episode_nor_indexed(said):
         "today I learned that Postgres has LISTEN/NOTIFY",
         "baking sourdough every sunday lately",
         "honestly can't stand cilantro",
+        "oh and I can't have gluten, celiac",
+        "I think my sister is moving to Lyon",
+        "need to talk to my landlord later about the boiler",
     ],
 )
 def test_chat_that_carries_something_durable_is_kept(said):
