@@ -238,8 +238,8 @@ class BotApp:
         # be reached stops the start before anything else), so they are the last to close.
         lifecycle = Lifecycle()
         lifecycle.add(stores.open, stores.close)
-        # The scheduler's loop must have run before it is stopped: stopped while its first
-        # look is under way, it can miss the cancellation (seen with PostgreSQL's lease).
+        # The reminders need only the stores: stopped just before them, deliveries under way
+        # still find them open.
         lifecycle.add(reminders.start, reminders.stop)
         for part in [*world.parts, (mcp.start, mcp.aclose), ops_part]:
             lifecycle.add(*part)
