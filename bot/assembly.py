@@ -50,7 +50,7 @@ from bot.settings import Settings
 from bot.skills import SkillLibrary
 from bot.storage.disk import DiskHealth
 from bot.stores import Memory, Stores
-from bot.tools import ToolRegistry, builtin_tools
+from bot.tools import Tool, ToolRegistry, builtin_tools
 from bot.tools.memory import MemoryTool
 from bot.tools.reminders import RemindersTool
 from bot.tools.skill import SkillTool
@@ -220,9 +220,8 @@ def _tools(
     (`mcp.servers`; a server that fails never holds up an answer). `environ`: what `${NAME}`
     in a server's config reads (default: the process's)."""
     skills = SkillLibrary(settings.skills_dir)
-    tools = ToolRegistry([*builtin_tools(), MemoryTool(memory, stores.remember)])
-    tools.register(SkillTool(skills))
-    tools.register(RemindersTool(desk))
+    own: list[Tool] = [MemoryTool(memory, stores.remember), SkillTool(skills), RemindersTool(desk)]
+    tools = ToolRegistry([*builtin_tools(), *own])
     mcp = McpServers(lambda: config.current().mcp, os.environ if environ is None else environ)
     tools.add_source(mcp)
     return tools, skills, mcp
