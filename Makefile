@@ -38,11 +38,12 @@ postgres-binaries:
 	  { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	    else echo "The tests need PostgreSQL's server binaries: sudo apt-get install postgresql" >&2; exit 1; fi; }
 
-lint: $(VENV)/.dev-installed  ## ruff, mypy and the layers' import contracts, as CI runs them
+lint: $(VENV)/.dev-installed  ## ruff, mypy, the layers' import contracts and the size budget, as CI runs them
 	$(BIN)/ruff check bot tests bench
 	$(BIN)/ruff format --check bot tests bench
 	$(BIN)/mypy bot
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/python -m pytest tests/unit/test_size_budget.py -q -p no:cacheprovider
 
 bench: $(VENV)/.dev-installed $(LIGHTRAG_VENV)/.installed  ## every benchmark, as same-run ratios
 	$(BIN)/python -m bench

@@ -18,6 +18,7 @@ from bot.adapters.openai_speech import OpenAiSpeech
 from bot.commands import CommandRegistry
 from bot.config import RuntimeConfigStore
 from bot.lifecycle import Hook
+from bot.ops.checks import RagReadiness, StoreReadiness
 from bot.ops.metrics import PrometheusMetrics
 from bot.ops.readiness import Readiness
 from bot.ops.server import OpsServer
@@ -165,6 +166,30 @@ def build_telegram(
         meter,
         on_started=reminders.deliver_through,
     )
+
+
+def operators_listener(
+    settings: Settings,
+    metrics: PrometheusMetrics | None,
+    config: RuntimeConfigStore,
+    world: OutsideWorld,
+    stores: Stores,
+    disk: DiskHealth,
+    inbox: TelegramInbox | None,
+    telegram: TelegramBot | None,
+) -> tuple[OpsServer | None, Part]:
+    """`/healthz`, `/readyz` and `/metrics` when there are `metrics` (`HTTP_PORT` is set), and
+    how the listener starts and stops: `/readyz` checks each part that can be down, and the
+    metrics read the queues, the RAG circuit and the disk when scraped."""
+    if metrics is None:
+        return None, NO_PART
+    readiness = dict(world.readiness)
+    if telegram is not None:
+        readiness["telegram"] = telegram.health
+    readiness["lightrag"] = RagReadiness(config.current, world.rag)
+    readiness["store"] = StoreReadiness(settings.data_dir, disk)
+    watch_queues(metrics, disk, stores.index_queue, inbox, world.rag, config)
+    return ops_server(settings, metrics, Readiness(readiness | stores.readiness))
 
 
 def ops_server(

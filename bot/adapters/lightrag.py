@@ -3,14 +3,9 @@ lightrag-hku 1.5.7).
 
 A query follows the turn's config snapshot (`TurnContext.config`), so one turn sees one `rag`
 section; the calls made outside a turn (uploads, deletes, health) read the runtime config as
-it is then. Either way an edit applies on the next call. The key goes in `X-API-Key` (the
-server treats `Authorization: Bearer` as a JWT and rejects it). Every call passes a circuit
-breaker; a failure never raises out of `query`: it yields no context and one warning line in
-the spec's format.
-
-Every call is bounded: `rag.timeoutSeconds` is a deadline for the whole call (httpx's own
-time-out is per read, so a server trickling a byte at a time would hold it for ever), and an
-answer is read as a stream and dropped past `MAX_ANSWER_BYTES`. A turn waits for its query
+it is then. Either way an edit applies on the next call. Every call passes a circuit breaker
+and is bounded in time and size (`lightrag_http.py`); a failure never raises out of `query`:
+it yields no context and one warning line in the spec's format. A turn waits for its query
 at most `rag.recallBudgetSeconds`; a slower query goes on in the background until its
 deadline, so the circuit breaker still learns how the server is doing.
 """
@@ -20,16 +15,23 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from bot.adapters.lightrag_http import (
+    MAX_ANSWER_BYTES,
+    AnswerTooLarge,
+    CallFailed,
+    LightRagHttp,
+    describe_error,
+    log_failure,
+    megabytes,
+)
 from bot.config import RuntimeConfig, RuntimeConfigStore
-from bot.config.model import RagConfig
 from bot.conversation.scope import GROUP_PREFIX
 from bot.rag.circuit import CircuitBreaker, CircuitState
 from bot.rag.context import QueryData, render_context
@@ -65,34 +67,6 @@ LIGHTRAG_CANDIDATES = {
 """LightRAG's own defaults for how much a query gathers (`TOP_K`, `CHUNK_TOP_K`, ...)."""
 OWNERS_PER_STEP = 10
 MAX_CANDIDATE_FACTOR = 8
-MAX_ANSWER_BYTES = 4 * 1024 * 1024
-"""A `/query/data` answer for 50 users is well under 1 MB; past this the server misbehaves."""
-_HEADER_SAFE = re.compile(r"[\x20-\x7e]+")
-"""What an HTTP header value carries: printable ASCII (httpx refuses the rest, naming it)."""
-UNUSABLE_KEY = (
-    "the API key (RAG_API_KEY or rag.apiKey) has characters an HTTP header cannot carry "
-    "(non-ASCII or control characters); no request was made"
-)
-
-
-class _Failure(RagUnavailable):
-    """A failed call, with the short text the spec's log lines use."""
-
-    def __init__(self, brief: str, *, http_status: int | None = None, quiet: bool = False) -> None:
-        super().__init__(brief)
-        self.brief = brief
-        self.http_status = http_status
-        self.quiet = quiet
-        """Skipped rather than failed (circuit open, stall): logged at debug level only."""
-
-
-class _TooLarge(Exception):
-    """The server sent more than `MAX_ANSWER_BYTES`; reading stopped there."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__(
-            f"answer over {_mb(MAX_ANSWER_BYTES)} ({size} bytes or more); stopped reading"
-        )
 
 
 class _AnswerResponse(BaseModel):
@@ -122,11 +96,9 @@ class LightRagAdapter:
         `context` style the query asks for more candidates as it grows."""
         self._config = config
         self._owners = owners
-        self._env_api_key = env_api_key
         self._client = client or httpx.AsyncClient()
         self.breaker = breaker or CircuitBreaker()
-        self._stalled: asyncio.Event | None = None
-        """Set when a query times out: the other queries in flight give up at once."""
+        self._http = LightRagHttp(self._client, self.breaker, env_api_key)
         self._late: set[asyncio.Future[str]] = set()
         """Queries past the recall budget, running on to their deadline."""
         self._refusal_logged: str | None = None
@@ -176,17 +148,17 @@ class LightRagAdapter:
         try:
             if self.retrieval_style(config, in_group=owner.startswith(GROUP_PREFIX)) == "answer":
                 answer = _AnswerResponse.model_validate(
-                    await self._call(rag, "POST", "/query", body, on_turn_path=True)
+                    await self._http.call(rag, "POST", "/query", body, on_turn_path=True)
                 )
                 if not answer.llm_generated or NO_CONTEXT_MARKER in answer.response:
                     return ""
                 return answer.response.strip()
             body |= candidate_limits(self._owners() if self._owners else 1)
             found = _DataResponse.model_validate(
-                await self._call(rag, "POST", "/query/data", body, on_turn_path=True)
+                await self._http.call(rag, "POST", "/query/data", body, on_turn_path=True)
             )
-        except _Failure as exc:
-            self._log_failure("Query", exc)
+        except CallFailed as exc:
+            log_failure("Query", exc)
             return ""
         except RagRejected as exc:
             log.warning("[RAG] Query failed: %s", exc)
@@ -214,21 +186,21 @@ class LightRagAdapter:
         rag = self._config.current().rag
         body = {"text": document.text, "file_source": document.file_source}
         try:
-            answer = await self._call(rag, "POST", "/documents/text", body)
+            answer = await self._http.call(rag, "POST", "/documents/text", body)
         except RagRejected as exc:
             if exc.http_status == 409:  # sent before a crash, or retried after a lost answer
                 return IndexReceipt(document.file_source, None, already_present=True)
             log.error("[RAG] Index failed: %s", exc)
             raise
-        except _Failure as exc:
-            self._log_failure("Index", exc)
+        except CallFailed as exc:
+            log_failure("Index", exc)
             raise
         track_id = answer.get("track_id") if isinstance(answer, dict) else None
         return IndexReceipt(document.file_source, str(track_id) if track_id else None)
 
     async def upload_status(self, track_id: str) -> UploadStatus | None:
         rag = self._config.current().rag
-        answer = await self._call(rag, "GET", f"/documents/track_status/{track_id}")
+        answer = await self._http.call(rag, "GET", f"/documents/track_status/{track_id}")
         documents = answer.get("documents") if isinstance(answer, dict) else None
         if not documents or not documents[0].get("id"):
             return None
@@ -247,11 +219,11 @@ class LightRagAdapter:
     async def delete(self, doc_ids: list[str]) -> None:
         rag = self._config.current().rag
         try:
-            answer = await self._call(
+            answer = await self._http.call(
                 rag, "DELETE", "/documents/delete_document", _delete_body(doc_ids)
             )
-        except _Failure as exc:
-            self._log_failure("Delete", exc)
+        except CallFailed as exc:
+            log_failure("Delete", exc)
             raise
         if isinstance(answer, dict) and answer.get("status") == "busy":
             raise RagUnavailable("LightRAG is busy processing documents; try again shortly")
@@ -263,7 +235,7 @@ class LightRagAdapter:
         page, pages = 1, 1
         while page <= pages:
             body = {"page": page, "page_size": PAGE_SIZE, "sort_field": "created_at"}
-            answer = await self._call(rag, "POST", "/documents/paginated", body)
+            answer = await self._http.call(rag, "POST", "/documents/paginated", body)
             for doc in answer.get("documents", []):
                 source = str(doc.get("file_path") or "")
                 if owner_tag_of(source) == owner_tag and doc.get("id"):
@@ -279,15 +251,17 @@ class LightRagAdapter:
         if self.breaker.state is CircuitState.OPEN:
             return RagHealth(False, f"{self.breaker.describe()} at {rag.url}")
         try:
-            status, content = await self._fetch(
+            status, content = await self._http.fetch(
                 rag, "GET", "/health", None, min(rag.timeout_seconds, HEALTH_TIMEOUT_SECONDS)
             )
-        except _Failure as exc:
+        except CallFailed as exc:
             return RagHealth(False, exc.brief)
         except (httpx.HTTPError, TimeoutError) as exc:
-            return RagHealth(False, f"unreachable at {rag.url} ({_describe(exc)})")
-        except _TooLarge:
-            return RagHealth(False, f"{rag.url}/health sent an answer over {_mb(MAX_ANSWER_BYTES)}")
+            return RagHealth(False, f"unreachable at {rag.url} ({describe_error(exc)})")
+        except AnswerTooLarge:
+            return RagHealth(
+                False, f"{rag.url}/health sent an answer over {megabytes(MAX_ANSWER_BYTES)}"
+            )
         if status != 200:
             return RagHealth(False, f"HTTP {status} from {rag.url}/health")
         try:
@@ -299,129 +273,6 @@ class LightRagAdapter:
                 False, f"reachable at {rag.url}, but it refuses our key (check RAG_API_KEY)"
             )
         return RagHealth(True, f"healthy at {rag.url}")
-
-    # -- plumbing --------------------------------------------------------------------------
-    async def _call(
-        self,
-        rag: RagConfig,
-        method: str,
-        path: str,
-        body: dict[str, Any] | None = None,
-        *,
-        on_turn_path: bool = False,
-    ) -> Any:
-        """One request through the circuit breaker; JSON answer, or a typed failure.
-
-        `on_turn_path` requests (queries a user is waiting on) also give up as soon as another
-        query times out: when the server stalls, a wave of concurrent turns then pays one
-        time-out between them, not one each.
-        """
-        self._headers(rag)  # an unusable key fails here, never as a failure of the server
-        if not self.breaker.allow(rag.circuit_cooldown_seconds):
-            raise _Failure(f"circuit open ({self.breaker.last_error})", quiet=True)
-        request = self._fetch(rag, method, path, body, rag.timeout_seconds)
-        try:
-            status, content = await (self._unless_stalled(request) if on_turn_path else request)
-        except (httpx.TimeoutException, TimeoutError):
-            brief = f"timed out after {rag.timeout_seconds:g}s"
-            raise self._failed(rag, brief, severe=True) from None
-        except httpx.HTTPError as exc:
-            raise self._failed(rag, _describe(exc)) from None
-        except _TooLarge as exc:
-            raise self._failed(rag, str(exc)) from None
-        if status in (401, 403):
-            log.error(
-                "[RAG] Configuration error: LightRAG refused the API key (HTTP %d). Set "
-                "RAG_API_KEY (or rag.apiKey) to the server's LIGHTRAG_API_KEY.",
-                status,
-            )
-            raise self._failed(rag, f"HTTP {status}", http_status=status)
-        if status == 429 or status >= 500:
-            raise self._failed(rag, f"HTTP {status}", http_status=status)
-        if status >= 400:
-            self.breaker.record_success()  # the server is up; it refused this request
-            raise RagRejected(f"HTTP {status}: {_detail(content)}", http_status=status)
-        try:
-            answer = json.loads(content)
-        except ValueError:
-            raise self._failed(rag, "invalid JSON in the answer") from None
-        self.breaker.record_success()
-        return answer
-
-    async def _fetch(
-        self,
-        rag: RagConfig,
-        method: str,
-        path: str,
-        body: dict[str, Any] | None,
-        deadline: float,
-    ) -> tuple[int, bytes]:
-        """Status and body of one request, within `deadline` seconds in all, at most
-        `MAX_ANSWER_BYTES` read (else `_TooLarge`)."""
-        headers = self._headers(rag)
-        async with asyncio.timeout(deadline):
-            async with self._client.stream(
-                method, _url(rag, path), json=body, headers=headers, timeout=deadline
-            ) as response:
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
-                    raise _TooLarge(int(declared))
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_ANSWER_BYTES:
-                        raise _TooLarge(size)
-                    chunks.append(chunk)
-                return response.status_code, b"".join(chunks)
-
-    def _failed(
-        self, rag: RagConfig, brief: str, *, severe: bool = False, http_status: int | None = None
-    ) -> _Failure:
-        self.breaker.record_failure(
-            brief, rag.circuit_failure_threshold, rag.circuit_cooldown_seconds, severe=severe
-        )
-        if severe and self._stalled is not None:
-            self._stalled.set()
-            self._stalled = None
-        return _Failure(brief, http_status=http_status)
-
-    async def _unless_stalled(self, request: Awaitable[tuple[int, bytes]]) -> tuple[int, bytes]:
-        """`request`'s answer, unless another query times out first (then a quiet failure)."""
-        if self._stalled is None:
-            self._stalled = asyncio.Event()
-        stalled = asyncio.ensure_future(self._stalled.wait())
-        answer = asyncio.ensure_future(request)
-        try:
-            await asyncio.wait({answer, stalled}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            answer.cancel()
-            raise
-        finally:
-            stalled.cancel()
-        if answer.done():
-            return answer.result()
-        answer.cancel()
-        raise _Failure("gave up: another query to LightRAG just timed out", quiet=True)
-
-    def _headers(self, rag: RagConfig) -> dict[str, str]:
-        """The key, stripped of the line break a paste leaves after it. One a header cannot
-        carry is refused by a `_Failure` that names its problem: httpx's own error would
-        quote it (into `/status` and the log), or not be an `httpx.HTTPError` at all."""
-        key = self._env_api_key.get_secret_value() if self._env_api_key else ""
-        key = (key.strip() or rag.api_key.get_secret_value()).strip()
-        if key and not _HEADER_SAFE.fullmatch(key):
-            raise _Failure(UNUSABLE_KEY)
-        return {"X-API-Key": key} if key else {}
-
-    @staticmethod
-    def _log_failure(what: str, exc: _Failure) -> None:
-        if exc.quiet:
-            log.debug("[RAG] %s skipped: %s", what, exc.brief)
-        elif exc.http_status is not None:
-            log.warning("[RAG] %s failed: %s", what, exc.brief)
-        else:
-            log.warning("[RAG] %s error: %s", what, exc.brief)
 
 
 def query_keywords(text: str) -> dict[str, list[str]]:
@@ -458,27 +309,3 @@ def _delete_body(doc_ids: list[str]) -> dict[str, Any]:
     """Also the server's cached LLM extractions of those documents: they hold the words, and
     a later rebuild of a shared entity would read them (LightRAG keeps them by default)."""
     return {"doc_ids": doc_ids, "delete_llm_cache": True}
-
-
-def _url(rag: RagConfig, path: str) -> str:
-    return rag.url.rstrip("/") + path
-
-
-def _describe(exc: Exception) -> str:
-    if isinstance(exc, httpx.ConnectError):
-        return "Connection refused"
-    if isinstance(exc, TimeoutError):
-        return "timed out"
-    return str(exc) or type(exc).__name__
-
-
-def _detail(content: bytes) -> str:
-    try:
-        detail = json.loads(content).get("detail", "")
-    except (ValueError, AttributeError):
-        detail = content.decode("utf-8", "replace")
-    return str(detail)[:200]
-
-
-def _mb(size: int) -> str:
-    return f"{size / (1024 * 1024):g} MB"

@@ -122,6 +122,9 @@ class ReminderScheduler:
         self._wake = asyncio.Event()
         self._firing: dict[str, asyncio.Task[None]] = {}
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        """`stop` was asked for: the loop ends at its next step, whether or not the
+        cancellation reached it (see `stop`)."""
         self.sleeping_until: datetime | None = None
         """The due time the scheduler sleeps until (None: until woken); for `/status` and tests."""
         self.asleep = asyncio.Event()
@@ -144,9 +147,11 @@ class ReminderScheduler:
 
     async def start(self) -> None:
         """When this process delivers: record deliveries a kill left out of their sessions.
-        Then start the loop."""
+        Then start the loop, unless `stop` was asked for meanwhile."""
+        self._stopping = False
         await self._lead()
-        self._task = asyncio.create_task(self._run(), name="reminders")
+        if not self._stopping:
+            self._task = asyncio.create_task(self._run(), name="reminders")
 
     async def _lead(self) -> bool:
         """Whether this process delivers now. On taking the lease (at start, or from a process
@@ -178,7 +183,14 @@ class ReminderScheduler:
 
     async def stop(self, grace_seconds: float = 5.0) -> None:
         """Stop the loop; deliveries under way get `grace_seconds` to finish, then are cancelled
-        (and sent again at the next start, as their `firing` mark says)."""
+        (and sent again at the next start, as their `firing` mark says).
+
+        The loop is cancelled and also told by a flag it reads after every look: a cancellation
+        can be lost on the way, as Python 3.11's `asyncio.wait_for` loses one that comes as the
+        awaited answer arrives (psycopg_pool waits for a connection with it), and the loop would
+        then sleep and look again for ever."""
+        self._stopping = True
+        self.wake()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -201,7 +213,7 @@ class ReminderScheduler:
 
     async def _run(self) -> None:
         unreachable = False
-        while True:
+        while not self._stopping:
             self._wake.clear()
             due = None
             try:
@@ -213,6 +225,8 @@ class ReminderScheduler:
                     trace = not isinstance(exc, OSError)
                     log.error("[Reminders] cannot read the reminders: %s", exc, exc_info=trace)
                 unreachable = True
+            if self._stopping:
+                return
             self.sleeping_until = due
             seconds = self._lease.check_seconds
             if due is not None:

@@ -18,7 +18,7 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-from telegram import BotCommand, Update
+from telegram import Bot, BotCommand, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import (
     Application,
@@ -109,14 +109,7 @@ class TelegramBot:
         self.options = options
         self._menu = menu
         self._on_started = on_started
-        self._start_retry = RetryPolicy(
-            "[Telegram]",
-            lambda error: isinstance(error, NetworkError),  # a bad token is not retried
-            attempts=options.start_attempts,
-            first_wait_seconds=2.0,
-            max_wait_seconds=10.0,
-            jitter=False,
-        )
+        self._start_retry = _start_retry(options)
         self.processor = ChatOrderedProcessor(on_done=lambda update: _finished(inbox, update))
         self._audio = AudioWorkers()
         """Voice notes' and spoken answers' conversions: a pool of their own, never the
@@ -125,42 +118,16 @@ class TelegramBot:
         updates_request = AiohttpRequest(connection_pool_size=1)
         flood = FloodControl(send_budget(config, options.group_window_seconds))
         self.application = _application(options, self.processor, flood, request, updates_request)
+        bot = self.application.bot
         self.inbox = inbox
-        self.poller: JournaledPoller | None = None
-        self.webhook: WebhookReceiver | None = None
-        if options.webhook is not None:
-            self.webhook = WebhookReceiver(options.webhook.path, options.webhook.secret, inbox.take)
-        else:
-            self.poller = JournaledPoller(
-                self.application.bot,
-                inbox,
-                options.poll_timeout_seconds,
-                ALLOWED_UPDATES,
-                updates_request,
-            )
-        self.sender = TelegramSender(self.application.bot)
-        files = TelegramFiles(
-            self.application.bot,
-            request,
-            lambda: download_limit_bytes(
-                options.api_url, config.current().telegram.max_file_megabytes
-            ),
-        )
+        self.poller, self.webhook = _receiver(options, bot, inbox, updates_request)
+        self.sender = TelegramSender(bot)
         self.typing = TypingIndicators(
             self.sender, options.typing_interval_seconds, options.typing_delay_seconds
         )
-        self.channel = TelegramChannel(
-            self.sender,
-            config,
-            self.typing,
-            options.edit_interval_seconds,
-            DraftPace(
-                options.draft_interval_seconds,
-                options.draft_keepalive_seconds,
-                options.draft_placeholder_seconds,
-            ),
-        )
+        self.channel = _channel(options, self.sender, config, self.typing)
         gate = AccessGate(options.refusal_cooldown_seconds)
+        files = _files(options, bot, request, config)
         self.handler = TelegramUpdateHandler(
             handle,
             self.channel,
@@ -310,6 +277,58 @@ class TelegramBot:
                 await self.application.bot.set_my_commands(menu, language_code=code)
             except TelegramError as exc:  # the bot works without a menu; say so and go on
                 log.warning("[Telegram] could not publish the %s command menu: %s", language, exc)
+
+
+def _start_retry(options: TelegramOptions) -> RetryPolicy:
+    """How `start` retries the Bot API at start: a network error only (a bad token is not
+    retried), `options.start_attempts` times."""
+    return RetryPolicy(
+        "[Telegram]",
+        lambda error: isinstance(error, NetworkError),
+        attempts=options.start_attempts,
+        first_wait_seconds=2.0,
+        max_wait_seconds=10.0,
+        jitter=False,
+    )
+
+
+def _receiver(
+    options: TelegramOptions, bot: Bot, inbox: TelegramInbox, request: AiohttpRequest
+) -> tuple[JournaledPoller | None, WebhookReceiver | None]:
+    """What fetches updates into the inbox: the webhook receiver when `options.webhook` is set,
+    else the long-polling poller (on its own `request`, one connection)."""
+    if options.webhook is not None:
+        return None, WebhookReceiver(options.webhook.path, options.webhook.secret, inbox.take)
+    poller = JournaledPoller(bot, inbox, options.poll_timeout_seconds, ALLOWED_UPDATES, request)
+    return poller, None
+
+
+def _channel(
+    options: TelegramOptions,
+    sender: TelegramSender,
+    config: RuntimeConfigStore,
+    typing: TypingIndicators,
+) -> TelegramChannel:
+    """The core's `ChannelPort` in Telegram: answers streamed as edits or drafts, paced as
+    `options` say."""
+    pace = DraftPace(
+        options.draft_interval_seconds,
+        options.draft_keepalive_seconds,
+        options.draft_placeholder_seconds,
+    )
+    return TelegramChannel(sender, config, typing, options.edit_interval_seconds, pace)
+
+
+def _files(
+    options: TelegramOptions, bot: Bot, request: AiohttpRequest, config: RuntimeConfigStore
+) -> TelegramFiles:
+    """Downloads of what users send, up to the size the Bot API server at `options.api_url`
+    allows and the runtime config's `telegram.maxFileMegabytes`."""
+    return TelegramFiles(
+        bot,
+        request,
+        lambda: download_limit_bytes(options.api_url, config.current().telegram.max_file_megabytes),
+    )
 
 
 def _application(
