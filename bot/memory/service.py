@@ -40,6 +40,7 @@ from bot.memory.model import (
     reworded,
 )
 from bot.memory.packing import pack
+from bot.memory.retention import expired_by, ttl_applies
 from bot.memory.scoring import nearest_in_meaning, rank, word_matches
 from bot.memory.semantic import SemanticMemory
 from bot.memory.user_items import UserItems
@@ -158,20 +159,20 @@ class ShortTermMemory(RemembersExchanges):
 
     async def overview(self, user_id: str) -> MemoryOverview:
         items = await self._items(user_id)
-        now = self._clock()
-        live = [item for item in items if not item.expired(now)]
+        now, config = self._clock(), self._config()
+        live = [item for item in items if not expired_by(item, now, config)]
         facts = [item for item in live if item.layer is not Layer.EPISODIC]
         facts.sort(key=lambda item: item.updated_at, reverse=True)
         return MemoryOverview(facts, len(live) - len(facts))
 
     async def live_items(self, user_id: str) -> list[MemoryItem]:
         """Every item of this user that has not expired, in no particular order."""
-        now = self._clock()
-        return [item for item in await self._items(user_id) if not item.expired(now)]
+        now, config = self._clock(), self._config()
+        return [item for item in await self._items(user_id) if not expired_by(item, now, config)]
 
     async def count_for(self, user_id: str) -> int:
-        now = self._clock()
-        return sum(1 for item in await self._items(user_id) if not item.expired(now))
+        now, config = self._clock(), self._config()
+        return sum(1 for item in await self._items(user_id) if not expired_by(item, now, config))
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -412,9 +413,11 @@ class ShortTermMemory(RemembersExchanges):
         Runs in a worker thread (see `read_items`), with full collections paused (see
         `bot/runtime.py`).
         """
-        threshold = self._config().promotion_min_confidence
+        config = self._config()
+        threshold = config.promotion_min_confidence
         with full_collections_paused():
-            items, ready = read_items(self._files(user_id), now, threshold, on_quick)
+            files = self._files(user_id)
+            items, ready = read_items(files, now, threshold, on_quick, ttl_applies(config))
             if ready:
                 self._write(user_id, ready, {item.id for item in ready})
             settle(len(items))

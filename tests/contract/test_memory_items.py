@@ -100,6 +100,27 @@ async def test_by_default_an_episode_is_recalled_a_year_later(new_memory_store, 
     assert await restarted.count_for("ann") == 1
 
 
+async def test_a_stored_ttl_counts_no_more_once_the_config_sets_none(
+    new_memory_store, memory_clock
+):
+    """Episodes stored under the old 90-day default keep that TTL on disk; with
+    `episodicTtlDays` null they are kept, their TTL cleared for good: a later config that sets
+    a TTL again applies it to new episodes only."""
+    with_ttl = MemoryConfig(episodicTtlDays=90)
+    store = await new_memory_store(config=with_ttl)
+    await tell(store, "ann", "We moved the billing database to a new cluster, the replica lags")
+    memory_clock.now += timedelta(days=100)  # past the stored 90 days
+    restarted = await new_memory_store()
+    assert await restarted.count_for("ann") == 1
+    assert "billing" in await restarted.recall("ann", "billing database replica lags")
+    await tell(restarted, "ann", "The new cluster runs in Frankfurt with three nodes now")
+    assert "billing" in await restarted.recall("ann", "billing database replica lags")
+    memory_clock.now += timedelta(days=100)
+    again = await new_memory_store(config=with_ttl)
+    assert await again.count_for("ann") == 2, "cleared for good, not only ignored"
+    assert "billing" in await again.recall("ann", "billing database replica lags")
+
+
 async def test_a_question_in_other_words_finds_the_fact_by_meaning(new_memory_store, e5):
     store = await new_memory_store(e5)
     await tell(

@@ -41,6 +41,7 @@ from bot.memory.model import (
     reworded,
 )
 from bot.memory.packing import pack
+from bot.memory.retention import ttl_applies
 from bot.memory.scoring import (
     EPISODE_POOL,
     PROFILE_TOP_K,
@@ -69,6 +70,13 @@ EVICT_OLDEST_EPISODES = """
 """A user's episodes past `maxEpisodes`, the oldest, go: a long life is bounded by count, not
 age. The index on (owner, layer, updated_at) walks the cap's entries, no more."""
 
+CLEAR_STORED_TTL = """
+    UPDATE memory_items SET expires_at = NULL, item = (item::jsonb || '{"ttl_days": null}')::text
+    WHERE expires_at IS NOT NULL
+"""
+"""Every owner's stored TTLs, cleared while the config sets none (`bot/memory/retention.py`):
+idempotent, so several processes may run it at once."""
+
 
 class PostgresMemory(RemembersExchanges):
     """Every protocol of `bot/ports/memory.py` that `ShortTermMemory` implements, on
@@ -94,6 +102,8 @@ class PostgresMemory(RemembersExchanges):
         self._max_unwritten = max_unwritten
         self._unwritten: OrderedDict[str, list[MemoryItem]] = OrderedDict()
         self._filling: dict[str, asyncio.Task[None]] = {}
+        self._ttl_cleared = False
+        """Stored TTLs were cleared since the config last set none (`_clear_stored_ttl`)."""
         database.health.add_backlog(self)
 
     @property
@@ -127,6 +137,7 @@ class PostgresMemory(RemembersExchanges):
             for scored in await self.search(user_id, text, limit)
             if scored.item.layer is not Layer.EPISODIC
         }
+        await self._clear_stored_ttl()
         async with self._database.connection(STORE) as connection:
             now = self._clock()
             recent = await rows.live(connection, user_id, now, "layer <> 'episodic'")
@@ -144,10 +155,12 @@ class PostgresMemory(RemembersExchanges):
 
     async def live_items(self, user_id: str) -> list[MemoryItem]:
         """Every item of this user that has not expired, newest first."""
+        await self._clear_stored_ttl()
         async with self._database.connection(STORE) as connection:
             return await rows.live(connection, user_id, self._clock())
 
     async def count_for(self, user_id: str) -> int:
+        await self._clear_stored_ttl()
         async with self._database.connection(STORE) as connection:
             count = await rows.size(connection, user_id, self._clock())
         return count + len(self._unwritten.get(user_id, ()))
@@ -245,6 +258,7 @@ class PostgresMemory(RemembersExchanges):
         storing are waited for first, so a message sent right after another reads its items
         (as the file store, which holds them in memory, does)."""
         await self._exchanges_stored(user_id)
+        await self._clear_stored_ttl()
         now = self._clock()
         terms = list(dict.fromkeys(tokens(query)))
         async with self._database.connection(STORE) as connection:
@@ -291,6 +305,7 @@ class PostgresMemory(RemembersExchanges):
         self, user_id: str, new_items: list[MemoryItem], config: MemoryConfig, retry: bool = False
     ) -> list[MemoryItem]:
         threshold = config.promotion_min_confidence
+        await self._clear_stored_ttl()
         async with self._owner_transaction(user_id, retry) as connection:
             now = self._clock()
             wanted = [fp for new in new_items for fp in _fingerprints(new)]
@@ -305,13 +320,29 @@ class PostgresMemory(RemembersExchanges):
                 kept[item.fingerprint] = kept[new.fingerprint] = item
                 stored[item.id] = item
             await rows.upsert(connection, user_id, list(stored.values()))
-            await connection.execute(
-                "DELETE FROM memory_items WHERE owner = %s AND expires_at <= %s", (user_id, now)
-            )
+            if ttl_applies(config):
+                await connection.execute(
+                    "DELETE FROM memory_items WHERE owner = %s AND expires_at <= %s",
+                    (user_id, now),
+                )
             await connection.execute(
                 EVICT_OLDEST_EPISODES, (user_id, user_id, config.max_episodes - 1)
             )
         return list(stored.values())
+
+    async def _clear_stored_ttl(self) -> None:
+        """While the config sets no episode TTL, clear the TTLs stored with items (once per
+        process, and again after the config set one meanwhile), so none expires by it."""
+        if ttl_applies(self._config()):
+            self._ttl_cleared = False
+            return
+        if self._ttl_cleared:
+            return
+        async with self._database.connection(STORE) as connection:
+            cursor = await connection.execute(CLEAR_STORED_TTL)
+        self._ttl_cleared = True
+        if cursor.rowcount:
+            log.info("[Memory] kept %d item(s) past their stored TTL: none is set", cursor.rowcount)
 
     @asynccontextmanager
     async def _owner_transaction(
