@@ -3,6 +3,7 @@
     episodic/2025-03-01.jsonl   exchanges, one file per day of creation
     semantic.jsonl              facts, preferences, constraints
     procedural.jsonl            how-tos, fixes, commands
+    document.jsonl              parts of documents the user shared
 
 Every change is an append of whole lines in one write(2), then fsynced: a new item, or a new
 version of an item (same id; the last line wins). A `kill -9` cannot cut a line; a power cut
@@ -72,10 +73,12 @@ class UserFiles:
         return self.directory / "episodic" / f"{created_at:%Y-%m-%d}.jsonl"
 
     def all_files(self) -> list[Path]:
-        """Episodic days oldest first, then semantic and procedural: later files win a tie."""
+        """Episodic days oldest first, then semantic, procedural and document: later files win
+        a tie."""
         days = sorted((self.directory / "episodic").glob("*.jsonl"))
         layered = [
-            self.directory / f"{layer}.jsonl" for layer in (Layer.SEMANTIC, Layer.PROCEDURAL)
+            self.directory / f"{layer}.jsonl"
+            for layer in (Layer.SEMANTIC, Layer.PROCEDURAL, Layer.DOCUMENT)
         ]
         return [*days, *(path for path in layered if path.exists())]
 

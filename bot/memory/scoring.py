@@ -85,6 +85,7 @@ def top_k(config: MemoryConfig, layer: Layer) -> int:
         Layer.SEMANTIC: config.semantic_top_k,
         Layer.PROCEDURAL: config.procedural_top_k,
         Layer.EPISODIC: config.episodic_top_k,
+        Layer.DOCUMENT: config.document_top_k,
     }[layer]
 
 

@@ -20,17 +20,19 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from pathlib import Path
 
 from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
+from bot.memory.documents import is_part_of
 from bot.memory.episodes import promotable, promoted
 from bot.memory.exchanges import RemembersExchanges
 from bot.memory.files import UserFiles, remove_ids
 from bot.memory.loading import read_items
 from bot.memory.model import (
+    FACT_LAYERS,
     ItemType,
     Layer,
     MemoryItem,
@@ -145,11 +147,11 @@ class ShortTermMemory(RemembersExchanges):
         found = {
             scored.item.id: scored.item
             for scored in await self.search(user_id, text, limit)
-            if scored.item.layer is not Layer.EPISODIC
+            if scored.item.layer in FACT_LAYERS
         }
         others = (items.get(item_id) for item_id in [*items.newest(limit), *items.strongest(limit)])
         recent = sorted(
-            (item for item in others if item is not None and item.layer is not Layer.EPISODIC),
+            (item for item in others if item is not None and item.layer in FACT_LAYERS),
             key=lambda item: item.updated_at,
             reverse=True,
         )
@@ -161,9 +163,7 @@ class ShortTermMemory(RemembersExchanges):
         items = await self._items(user_id)
         now, config = self._clock(), self._config()
         live = [item for item in items if not expired_by(item, now, config)]
-        facts = [item for item in live if item.layer is not Layer.EPISODIC]
-        facts.sort(key=lambda item: item.updated_at, reverse=True)
-        return MemoryOverview(facts, len(live) - len(facts))
+        return overview_of(live)
 
     async def live_items(self, user_id: str) -> list[MemoryItem]:
         """Every item of this user that has not expired, in no particular order."""
@@ -258,6 +258,23 @@ class ShortTermMemory(RemembersExchanges):
                     await self._semantic.forget(user_id, {item_id})
                 log.info("[Memory] forgot item %s", item_id)
             return item
+
+    async def forget_many(self, user_id: str, item_ids: Collection[str]) -> list[MemoryItem]:
+        """Delete these items of this user in one rewrite per file; returns those found."""
+        async with self._lock(user_id):
+            items = await self._load_locked(user_id)
+            gone = [item for item_id in item_ids if (item := items.remove(item_id)) is not None]
+            if gone:
+                await asyncio.to_thread(self._erase_many, user_id, gone)
+                if self._semantic is not None:
+                    await self._semantic.forget(user_id, {item.id for item in gone})
+                log.info("[Memory] forgot %d item(s)", len(gone))
+            return gone
+
+    async def parts_of(self, user_id: str, document_id: str) -> list[MemoryItem]:
+        """The parts of a shared document (`bot/memory/documents.py`) in order."""
+        items = await self._items(user_id)
+        return sorted((i for i in items if is_part_of(i, document_id)), key=lambda i: i.id)
 
     async def forget_user(self, user_id: str) -> int:
         """Delete every item of this user, files included; returns how many went.
@@ -446,9 +463,19 @@ def relaxed_for_search(config: MemoryConfig, limit: int) -> MemoryConfig:
             "semantic_top_k": limit,
             "procedural_top_k": limit,
             "episodic_top_k": limit,
+            "document_top_k": limit,
             "lookback_days": 3650,
         }
     )
+
+
+def overview_of(live: list[MemoryItem]) -> MemoryOverview:
+    """What `/memory` shows of these live items: facts and how-tos newest first, and how
+    many episodes and parts of shared documents there are."""
+    facts = [item for item in live if item.layer in FACT_LAYERS]
+    facts.sort(key=lambda item: item.updated_at, reverse=True)
+    parts = sum(1 for item in live if item.layer is Layer.DOCUMENT)
+    return MemoryOverview(facts, len(live) - len(facts) - parts, parts)
 
 
 def same_memory(items: UserItems, new: MemoryItem) -> MemoryItem | None:

@@ -17,6 +17,7 @@ sessions, the Telegram inbox) `UserMemoryStore`.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Protocol, runtime_checkable
 
 from bot.config.model import MemoryConfig
@@ -75,10 +76,15 @@ class MemoryItemsPort(Protocol):
 
 
 class DocumentNotes(Protocol):
-    """Where a shared document's one-line note goes (`bot/media/library.py`)."""
+    """Where a shared document's note and parts go (`bot/media/library.py`)."""
 
     async def add(self, user_id: str, new_items: list[MemoryItem]) -> list[MemoryItem]:
         """Store the items (merged into kept ones they repeat); returns them as stored."""
+        ...
+
+    async def keep_parts(self, user_id: str, parts: list[MemoryItem]) -> int:
+        """Store a document's parts in batches, as one background write of the user that
+        `/forget all` waits for; returns how many were stored."""
         ...
 
 
@@ -111,12 +117,25 @@ class ExtractionTarget(Protocol):
 
 
 class BrowsableMemory(Protocol):
-    """A user's items as `/memory` lists them and `/forget <id>` deletes them one by one."""
+    """A user's items as `/memory` lists and searches them and `/forget <id>` deletes them,
+    with what else holds the same words (`bot/memory/forgetting.py`)."""
 
     async def overview(self, user_id: str) -> MemoryOverview: ...
 
+    async def search(self, user_id: str, query: str, limit: int = 8) -> list[ScoredItem]:
+        """Items sharing words or meaning with `query`, best first, of every layer."""
+        ...
+
     async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
         """Delete one item of this user; None when the user has no such item."""
+        ...
+
+    async def forget_many(self, user_id: str, item_ids: Collection[str]) -> list[MemoryItem]:
+        """Delete these items of this user; returns those there were."""
+        ...
+
+    async def parts_of(self, user_id: str, document_id: str) -> list[MemoryItem]:
+        """The parts of the shared document whose note has `document_id`, in order."""
         ...
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from datetime import datetime
 
@@ -28,10 +28,12 @@ from bot.adapters.postgres import memory_rows as rows
 from bot.adapters.postgres.database import Database, DatabaseDown
 from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
+from bot.memory.documents import is_part_of
 from bot.memory.episodes import promotable, promoted
 from bot.memory.exchanges import RemembersExchanges
 from bot.memory.index import relevance_among
 from bot.memory.model import (
+    FACT_LAYERS,
     ItemType,
     Layer,
     MemoryItem,
@@ -51,7 +53,7 @@ from bot.memory.scoring import (
     rank_candidates,
 )
 from bot.memory.semantic import BATCH, EmbeddingRest, item_text
-from bot.memory.service import merge, relaxed_for_search
+from bot.memory.service import merge, overview_of, relaxed_for_search
 from bot.memory.text import tokens
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
 
@@ -135,23 +137,23 @@ class PostgresMemory(RemembersExchanges):
         found = {
             scored.item.id: scored.item
             for scored in await self.search(user_id, text, limit)
-            if scored.item.layer is not Layer.EPISODIC
+            if scored.item.layer in FACT_LAYERS
         }
         await self._clear_stored_ttl()
         async with self._database.connection(STORE) as connection:
             now = self._clock()
-            recent = await rows.live(connection, user_id, now, "layer <> 'episodic'")
+            recent = await rows.live(
+                connection, user_id, now, "layer IN ('semantic', 'procedural')"
+            )
             strong = await rows.strongest(connection, user_id, now, limit)
         others = {item.id: item for item in recent[:limit]}
-        others.update((i, item) for i, item in strong.items() if item.layer is not Layer.EPISODIC)
+        others.update((i, item) for i, item in strong.items() if item.layer in FACT_LAYERS)
         for item in sorted(others.values(), key=lambda item: item.updated_at, reverse=True):
             found.setdefault(item.id, item)
         return list(found.values())[:limit]
 
     async def overview(self, user_id: str) -> MemoryOverview:
-        items = await self.live_items(user_id)
-        facts = [item for item in items if item.layer is not Layer.EPISODIC]
-        return MemoryOverview(facts, len(items) - len(facts))
+        return overview_of(await self.live_items(user_id))
 
     async def live_items(self, user_id: str) -> list[MemoryItem]:
         """Every item of this user that has not expired, newest first."""
@@ -215,6 +217,33 @@ class PostgresMemory(RemembersExchanges):
             return None
         log.info("[Memory] forgot item %s", item_id)
         return MemoryItem.model_validate_json(row[0])
+
+    async def forget_many(self, user_id: str, item_ids: Collection[str]) -> list[MemoryItem]:
+        """Delete these items of this user in one statement; returns those found."""
+        wanted = set(item_ids)
+        waiting = [item for item in self._unwritten.pop(user_id, []) if item.id not in wanted]
+        if waiting:  # a version waiting for the database must not bring an item back
+            self._unwritten[user_id] = waiting
+        async with self._database.connection(STORE) as connection:
+            cursor = await connection.execute(
+                "DELETE FROM memory_items WHERE owner = %s AND id = ANY(%s) RETURNING item",
+                (user_id, sorted(wanted)),
+            )
+            gone = [MemoryItem.model_validate_json(text) for (text,) in await cursor.fetchall()]
+        if gone:
+            log.info("[Memory] forgot %d item(s)", len(gone))
+        return gone
+
+    async def parts_of(self, user_id: str, document_id: str) -> list[MemoryItem]:
+        """The parts of a shared document (`bot/memory/documents.py`) in order."""
+        async with self._database.connection(STORE) as connection:
+            cursor = await connection.execute(
+                "SELECT item FROM memory_items WHERE owner = %s AND layer = %s"
+                " AND starts_with(id, %s) ORDER BY id",
+                (user_id, Layer.DOCUMENT.value, document_id),
+            )
+            found = [MemoryItem.model_validate_json(text) for (text,) in await cursor.fetchall()]
+        return [item for item in found if is_part_of(item, document_id)]
 
     async def forget_user(self, user_id: str) -> int:
         """Delete every item of this user, those waiting for the database too."""
