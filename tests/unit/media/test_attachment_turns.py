@@ -2,6 +2,7 @@
 session store; the LLM scripted, the index queue and memory notes recorded."""
 
 import io
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -13,6 +14,7 @@ from bot.config.model import UsageConfig
 from bot.conversation import ChatAddress, IncomingFile, IncomingMessage
 from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
+from bot.memory.documents import MAX_PARTS
 from bot.pipeline import Pipeline
 from bot.pipeline.attachments import AttachmentSystem
 from bot.pipeline.context_building import ContextBuildingSystem
@@ -338,3 +340,16 @@ async def test_filing_counts_against_the_senders_budget_and_past_it_nothing_is_r
     refused = await bot.send("[Document: more.txt]", IncomingFile("more.txt", None, b"more"))
     assert "budget of 500 tokens" in refused
     assert len(bot.queue.documents) == filed, "nothing of it was filed"
+
+
+async def test_a_huge_document_is_kept_in_a_bounded_number_of_parts_and_says_so(tmp_path):
+    bot = Bot(tmp_path, '{"rag": {"enabled": false}}')
+    body = " ".join(f"Entry {n}: the warehouse shelf {n} holds spare parts." for n in range(5000))
+    reply = await bot.send("[Document: stock.txt]", IncomingFile("stock.txt", None, body.encode()))
+    assert len(bot.notes.parts) == MAX_PARTS
+    kept = int(re.search(r"Only its first ([\d,]+) characters", reply).group(1).replace(",", ""))
+    assert f"kept in {MAX_PARTS} parts at most" in reply
+    last = bot.notes.parts[-1][1].content
+    assert body[:kept].endswith(last) and kept < len(body)
+    [(_, note)] = bot.notes.added
+    assert note.content.endswith(f"its text is in memory, in {MAX_PARTS} parts.")
