@@ -17,7 +17,7 @@ sessions, the Telegram inbox) `UserMemoryStore`.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Protocol, runtime_checkable
 
 from bot.config.model import MemoryConfig
@@ -154,6 +154,23 @@ class LeavesTraces(Protocol):
     def traces_left(self, user_id: str) -> str | None:
         """What may remain of what `forget_user(user_id)` just deleted, for the user; None
         when nothing does."""
+        ...
+
+
+@runtime_checkable
+class ForgetsByWords(Protocol):
+    """A `UserMemoryStore` that `/forget <id>` can search for the words of what it forgets
+    (LightRAG's documents: the conversations that said a fact, a shared document's pieces)."""
+
+    async def count_for(self, user_id: str) -> int: ...
+
+    async def forget_holding(self, user_id: str, words: str, holds: Callable[[str], bool]) -> int:
+        """Delete the user's entries a search for `words` finds and `holds` accepts; how many
+        went. Raises when the store could not be searched or could not delete."""
+        ...
+
+    async def forget_shared_at(self, user_id: str, prefix: str) -> int:
+        """Delete the user's entries whose name begins with `prefix`; how many went."""
         ...
 
 

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from bot.config import RuntimeConfig
 from bot.rag.model import (
+    FoundText,
     IndexReceipt,
     LedgerEntry,
     QueuedDocument,
@@ -68,6 +69,11 @@ class RagDocumentStore(Protocol):
 
     async def delete(self, doc_ids: list[str]) -> None:
         """Delete documents by id; raises `RagUnavailable` when it could not."""
+        ...
+
+    async def texts_about(self, owner: str, text: str) -> list[FoundText]:
+        """The pieces of `owner`'s documents a query for `text` finds, as recall would find
+        them; raises `RagUnavailable` when the server could not be asked."""
         ...
 
 
@@ -136,6 +142,10 @@ class IndexLedgerStore(Protocol):
         ...
 
     async def forget(self, owner: str) -> None: ...
+
+    async def drop(self, owner: str, file_sources: set[str]) -> None:
+        """Forget these documents of `owner` (deleted on the server one by one)."""
+        ...
 
     def owner_count(self) -> int:
         """How many users have documents on the server (cheap: no I/O)."""

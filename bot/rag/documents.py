@@ -59,6 +59,11 @@ def shared_file_piece(
     )
 
 
+def shared_pieces_prefix(owner: str, at: datetime) -> str:
+    """How the names of every piece of the document `owner` shared at `at` begin."""
+    return f"doc_{at:%Y%m%d_%H%M%S}_u{tag(owner)}_"
+
+
 def named_by_content(document: RagDocument) -> bool:
     """Whether `document` is a shared document's piece, whose name a replay makes again
     (an exchange's name is random: it never repeats)."""

@@ -102,3 +102,17 @@ async def test_the_ledger_says_which_documents_the_server_has(new_index_ledger):
     assert await restarted.holds("ann", "b")
     await restarted.forget("ann")
     assert not await restarted.holds("ann", "a")
+
+
+async def test_the_ledger_drops_single_documents_deleted_on_the_server(new_index_ledger):
+    ledger = await new_index_ledger()
+    for source in ("a", "b", "c"):
+        await ledger.record("ann", entry(source, f"doc-{source}"))
+    await ledger.record("bob", entry("a", "doc-bob"))
+    await ledger.drop("ann", {"a", "c"})
+    restarted = await new_index_ledger()
+    assert [e.file_source for e in await restarted.entries_of("ann")] == ["b"]
+    assert not await restarted.holds("ann", "a") and await restarted.holds("bob", "a")
+    await restarted.drop("ann", {"b"})
+    assert await restarted.entries_of("ann") == []
+    assert restarted.owner_count() == 1

@@ -208,6 +208,14 @@ class PostgresIndexLedger:
             await connection.execute("DELETE FROM rag_ledger WHERE owner = %s", (owner,))
         await self._count_owners()
 
+    async def drop(self, owner: str, file_sources: set[str]) -> None:
+        async with self._database.connection(LEDGER) as connection:
+            await connection.execute(
+                "DELETE FROM rag_ledger WHERE owner = %s AND file_source = ANY(%s)",
+                (owner, sorted(file_sources)),
+            )
+        await self._count_owners()
+
     def owner_count(self) -> int:
         return self._owners
 

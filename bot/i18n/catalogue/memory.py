@@ -159,10 +159,19 @@ def parts_forgotten(count: int) -> Say:
 @phrase
 def long_term_may_hold() -> Say:
     return Say(
-        en="Long-term memory (LightRAG) may still hold conversations with these words: I cannot "
-        "delete single conversations there; /forget all deletes all of yours.",
-        ru="В долгосрочной памяти (LightRAG) ещё могут быть разговоры с этими словами: удалять "
-        "там отдельные разговоры я не умею; /forget all удаляет все ваши.",
+        en="Long-term memory (LightRAG) could not be searched just now, so it may still hold "
+        "conversations with these words; /forget all deletes all of yours there.",
+        ru="Долгосрочную память (LightRAG) сейчас не удалось просмотреть, так что в ней ещё "
+        "могут быть разговоры с этими словами; /forget all удаляет там все ваши.",
+    )
+
+
+@phrase
+def long_term_forgotten(count: int) -> Say:
+    return Say(
+        en=f"Deleted {plural_en(count, 'document', 'documents')} holding them from long-term "
+        "memory (LightRAG) too.",
+        ru=f"Из долгосрочной памяти (LightRAG) тоже удалены документы с ними: {number_ru(count)}.",
     )
 
 
@@ -285,6 +294,18 @@ def nothing_to_confirm(seconds: float) -> Say:
 @phrase
 def forgot_all(listing: str) -> Say:
     return Say(en=f"Done: deleted {listing}.", ru=f"Готово: удалено — {listing}.")
+
+
+@phrase
+def lightrag_graph_may_keep() -> Say:
+    return Say(
+        en="LightRAG may still show what its model drew from them in the descriptions of names "
+        "they share with your other conversations (its knowledge graph and its cache); "
+        "/forget all removes those with everything else.",
+        ru="LightRAG ещё может показывать то, что его модель извлекла из них, в описаниях имён, "
+        "общих с другими вашими разговорами (его граф знаний и кэш); /forget all удаляет их "
+        "вместе со всем остальным.",
+    )
 
 
 @phrase
