@@ -104,8 +104,8 @@ class DocumentLibrary:
         try:
             (note,) = await self._notes.add(scope.owner, [item])
             # 500 parts take some 25 ms to make: in a worker thread, as the cutting.
-            parts = await asyncio.to_thread(document_parts, note.id, pieces, at, NOTE_CONFIDENCE)
-            stored = await self._notes.keep_parts(scope.owner, parts)
+            made = await asyncio.to_thread(document_parts, note.id, pieces, at, NOTE_CONFIDENCE)
+            stored = await self._notes.keep_parts(scope.owner, made)
         except OSError as exc:
             log.warning("[Media] could not keep the shared document in memory: %s", exc)
             return None
