@@ -125,6 +125,10 @@ class IndexQueueStore(Protocol):
         """Drop every document of `owner`, set-aside ones too; returns how many went."""
         ...
 
+    async def forget_where(self, owner: str, wanted: Callable[[RagDocument], bool]) -> int:
+        """Drop the documents of `owner` that `wanted` accepts; how many went."""
+        ...
+
 
 class IndexLedgerStore(Protocol):
     """Which documents each user has on the LightRAG server: files, or PostgreSQL."""

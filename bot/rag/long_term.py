@@ -57,23 +57,31 @@ class LongTermDocuments:
         """Delete from the server the user's documents that hold `words`: those a query for
         them finds whose found text `holds` says holds them (an exchange that said a fact
         being forgotten). Returns how many went; raises `RagUnavailable` when the server
-        could not be asked or could not delete them. Documents still queued are left."""
+        could not be asked or could not delete them. Documents still queued that `holds`
+        accepts go first, with or without the server."""
+        queued = await self._queue.forget_where(user_id, lambda document: holds(document.text))
+        if not await self._ledger.entries_of(user_id):
+            return queued  # nothing of this user on the server: no request at all
         if not self._rag.is_available():
             raise RagUnavailable("LightRAG is off or unreachable")
         found = await self._rag.texts_about(user_id, words)
         sources = {text.file_source for text in found if holds(text.text)}
-        return await self._delete_sources(user_id, sources) if sources else 0
+        return queued + (await self._delete_sources(user_id, sources) if sources else 0)
 
     async def forget_shared_at(self, user_id: str, prefix: str) -> int:
         """Delete from the server the user's documents whose name begins with `prefix` (the
-        pieces of one shared document, `shared_pieces_prefix`); how many went."""
+        pieces of one shared document, `shared_pieces_prefix`), queued or on the server;
+        how many went."""
+        queued = await self._queue.forget_where(
+            user_id, lambda document: document.file_source.startswith(prefix)
+        )
         entries = await self._ledger.entries_of(user_id)
         sources = {e.file_source for e in entries if e.file_source.startswith(prefix)}
         if not sources:
-            return 0
+            return queued
         if not self._rag.is_available():
             raise RagUnavailable("LightRAG is off or unreachable")
-        return await self._delete_sources(user_id, sources)
+        return queued + await self._delete_sources(user_id, sources)
 
     async def _delete_sources(self, user_id: str, sources: set[str]) -> int:
         """Delete the documents named `sources` by their ids (from the ledger, else a scan of

@@ -12,7 +12,7 @@ from bot.config import RuntimeConfigStore
 from bot.conversation import MemoryScope
 from bot.media.library import DocumentLibrary
 from bot.rag.circuit import CircuitBreaker
-from bot.rag.documents import exchange_document, shared_pieces_prefix
+from bot.rag.documents import exchange_document, shared_file_piece, shared_pieces_prefix
 from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
@@ -326,14 +326,29 @@ async def test_forgetting_by_words_deletes_only_the_documents_holding_them(tmp_p
     assert [e.file_source for e in ledger.entries("111")] == ["conv_b.txt"], "kept"
 
 
+async def test_queued_documents_holding_the_words_go_even_while_lightrag_is_down(tmp_path):
+    rag = FakeRag()
+    rag.down = True
+    queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
+    await queue.put(doc("111", text="my sister Olga lives in Porto"))
+    await queue.put(doc("111", text="we deploy on Fridays"))
+    store = LongTermDocuments(queue, ledger, rag)
+    assert await store.forget_holding("111", "Olga Porto", lambda text: "Olga" in text) == 1
+    assert ["Fridays" in item.document.text for item in queue.all()] == [True]
+    assert rag.deleted == [], "nothing of this user on the server: no request"
+
+
 async def test_a_shared_documents_pieces_are_forgotten_by_their_names(tmp_path):
     rag = FakeRag()
     queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
     prefix = shared_pieces_prefix("111", AT)
     for n, source in enumerate([f"{prefix}c1_aa.txt", f"{prefix}c1_bb.txt", "doc_other.txt"]):
         await ledger.record("111", entry(source, f"doc-{n}"))
+    await queue.put(shared_file_piece("111", "c1", "Document, part 3 of 3:", "Text.", AT))
+    await queue.put(doc("111"))
     store = LongTermDocuments(queue, ledger, rag)
-    assert await store.forget_shared_at("111", prefix) == 2
+    assert await store.forget_shared_at("111", prefix) == 3, "two sent, one still queued"
+    assert [item.document.file_source[:4] for item in queue.all()] == ["conv"]
     assert rag.deleted == [["doc-0", "doc-1"]]
     assert [e.file_source for e in ledger.entries("111")] == ["doc_other.txt"]
     assert await store.forget_shared_at("111", prefix) == 0
