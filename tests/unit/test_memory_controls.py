@@ -294,7 +294,8 @@ async def test_forget_one_fact_takes_its_snippets_and_says_what_long_term_memory
     MemoryCommands(registry, memory, [memory, long_term], switch, clock=timer).register()
     told = "btw my sister Olga lives in Porto, near the river"
     await memory.remember_exchange("ada", told, "How nice, Porto is lovely.", "t1")
-    await memory.remember_exchange("ada", "I bought a red bike for the commute", "Ok.", "t2")
+    bike = "I bought a red bike for the commute to the office downtown"
+    await memory.remember_exchange("ada", bike, "Enjoy the rides to work!", "t2")
     (fact,) = [f for f in (await memory.overview("ada")).facts if "Olga" in f.content]
     reply = await command(registry, f"/forget {fact.id}")
     assert reply.startswith("Forgotten: The user's sister Olga lives in Porto")
