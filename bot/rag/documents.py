@@ -17,6 +17,8 @@ from datetime import datetime
 
 from bot.rag.model import RagDocument
 
+CONVERSATION_PREFIX = "conv_"
+"""How the name of an exchange's document begins (a shared document's pieces: `doc_`)."""
 _SOURCE = re.compile(r"^(?:conv|doc)_\d{8}_\d{6}_u([A-Za-z0-9]+)_c([A-Za-z0-9]+)_([a-z0-9]+)\.txt$")
 
 

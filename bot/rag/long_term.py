@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from bot.i18n.catalogue import memory as texts
 from bot.ports.rag import IndexLedgerStore, IndexQueueStore, RagDocumentStore
+from bot.rag.documents import CONVERSATION_PREFIX, named_by_content
 from bot.rag.model import RagUnavailable
 from bot.retry import RetryPolicy
 
@@ -54,18 +55,25 @@ class LongTermDocuments:
         return texts.lightrag_cache_may_keep()
 
     async def forget_holding(self, user_id: str, words: str, holds: Callable[[str], bool]) -> int:
-        """Delete from the server the user's documents that hold `words`: those a query for
-        them finds whose found text `holds` says holds them (an exchange that said a fact
-        being forgotten). Returns how many went; raises `RagUnavailable` when the server
-        could not be asked or could not delete them. Documents still queued that `holds`
-        accepts go first, with or without the server."""
-        queued = await self._queue.forget_where(user_id, lambda document: holds(document.text))
+        """Delete from the server the user's conversations that hold `words`: those a query
+        for them finds whose found text `holds` says holds them (an exchange that said a fact
+        being forgotten). A shared document's pieces are left: they go with the document's
+        note (`forget_shared_at`), never for holding a fact's words. Returns how many went;
+        raises `RagUnavailable` when the server could not be asked or could not delete them.
+        Conversations still queued that `holds` accepts go first, with or without the server."""
+        queued = await self._queue.forget_where(
+            user_id, lambda document: not named_by_content(document) and holds(document.text)
+        )
         if not await self._ledger.entries_of(user_id):
             return queued  # nothing of this user on the server: no request at all
         if not self._rag.is_available():
             raise RagUnavailable("LightRAG is off or unreachable")
         found = await self._rag.texts_about(user_id, words)
-        sources = {text.file_source for text in found if holds(text.text)}
+        sources = {
+            text.file_source
+            for text in found
+            if text.file_source.startswith(CONVERSATION_PREFIX) and holds(text.text)
+        }
         return queued + (await self._delete_sources(user_id, sources) if sources else 0)
 
     async def forget_shared_at(self, user_id: str, prefix: str) -> int:

@@ -312,6 +312,7 @@ async def test_forgetting_by_words_deletes_only_the_documents_holding_them(tmp_p
         FoundText("conv_a.txt", "User: my sister Olga lives in Porto"),
         FoundText("conv_b.txt", "User: we deploy on Fridays"),
         FoundText("conv_c.txt", "User: Olga moved to Porto last year"),
+        FoundText("doc_x.txt", "Document, part 1: Olga's gallery in Porto"),  # a shared one
     ]
     rag.on_server = [StoredDocument("doc-c", "conv_c.txt")]  # its id was never recorded
     store = LongTermDocuments(queue, ledger, rag)
@@ -332,9 +333,11 @@ async def test_queued_documents_holding_the_words_go_even_while_lightrag_is_down
     queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
     await queue.put(doc("111", text="my sister Olga lives in Porto"))
     await queue.put(doc("111", text="we deploy on Fridays"))
+    await queue.put(shared_file_piece("111", "c1", "Document, part 1:", "Olga's gallery", AT))
     store = LongTermDocuments(queue, ledger, rag)
     assert await store.forget_holding("111", "Olga Porto", lambda text: "Olga" in text) == 1
-    assert ["Fridays" in item.document.text for item in queue.all()] == [True]
+    left = [item.document.text for item in queue.all()]
+    assert len(left) == 2 and "Olga's gallery" in left[1], "a shared document goes with its note"
     assert rag.deleted == [], "nothing of this user on the server: no request"
 
 
