@@ -74,10 +74,10 @@ age. The index on (owner, layer, updated_at) walks the cap's entries, no more.""
 
 CLEAR_STORED_TTL = """
     UPDATE memory_items SET expires_at = NULL, item = (item::jsonb || '{"ttl_days": null}')::text
-    WHERE expires_at IS NOT NULL
+    WHERE owner = %s AND expires_at IS NOT NULL
 """
-"""Every owner's stored TTLs, cleared while the config sets none (`bot/memory/retention.py`):
-idempotent, so several processes may run it at once."""
+"""One owner's stored TTLs, cleared while the config sets none (`bot/memory/retention.py`):
+idempotent, so several processes may run it at once; the (owner) index finds the rows."""
 
 
 class PostgresMemory(RemembersExchanges):
@@ -104,8 +104,8 @@ class PostgresMemory(RemembersExchanges):
         self._max_unwritten = max_unwritten
         self._unwritten: OrderedDict[str, list[MemoryItem]] = OrderedDict()
         self._filling: dict[str, asyncio.Task[None]] = {}
-        self._ttl_cleared = False
-        """Stored TTLs were cleared since the config last set none (`_clear_stored_ttl`)."""
+        self._ttl_cleared: set[str] = set()
+        """Owners whose stored TTLs were cleared since the config last set none."""
         database.health.add_backlog(self)
 
     @property
@@ -139,7 +139,7 @@ class PostgresMemory(RemembersExchanges):
             for scored in await self.search(user_id, text, limit)
             if scored.item.layer in FACT_LAYERS
         }
-        await self._clear_stored_ttl()
+        await self._clear_stored_ttl(user_id)
         async with self._database.connection(STORE) as connection:
             now = self._clock()
             recent = await rows.live(
@@ -157,12 +157,12 @@ class PostgresMemory(RemembersExchanges):
 
     async def live_items(self, user_id: str) -> list[MemoryItem]:
         """Every item of this user that has not expired, newest first."""
-        await self._clear_stored_ttl()
+        await self._clear_stored_ttl(user_id)
         async with self._database.connection(STORE) as connection:
             return await rows.live(connection, user_id, self._clock())
 
     async def count_for(self, user_id: str) -> int:
-        await self._clear_stored_ttl()
+        await self._clear_stored_ttl(user_id)
         async with self._database.connection(STORE) as connection:
             count = await rows.size(connection, user_id, self._clock())
         return count + len(self._unwritten.get(user_id, ()))
@@ -287,7 +287,7 @@ class PostgresMemory(RemembersExchanges):
         storing are waited for first, so a message sent right after another reads its items
         (as the file store, which holds them in memory, does)."""
         await self._exchanges_stored(user_id)
-        await self._clear_stored_ttl()
+        await self._clear_stored_ttl(user_id)
         now = self._clock()
         terms = list(dict.fromkeys(tokens(query)))
         async with self._database.connection(STORE) as connection:
@@ -334,7 +334,7 @@ class PostgresMemory(RemembersExchanges):
         self, user_id: str, new_items: list[MemoryItem], config: MemoryConfig, retry: bool = False
     ) -> list[MemoryItem]:
         threshold = config.promotion_min_confidence
-        await self._clear_stored_ttl()
+        await self._clear_stored_ttl(user_id)
         async with self._owner_transaction(user_id, retry) as connection:
             now = self._clock()
             wanted = [fp for new in new_items for fp in _fingerprints(new)]
@@ -359,17 +359,18 @@ class PostgresMemory(RemembersExchanges):
             )
         return list(stored.values())
 
-    async def _clear_stored_ttl(self) -> None:
-        """While the config sets no episode TTL, clear the TTLs stored with items (once per
-        process, and again after the config set one meanwhile), so none expires by it."""
+    async def _clear_stored_ttl(self, user_id: str) -> None:
+        """While the config sets no episode TTL, clear the TTLs stored with this owner's
+        items, once per owner and process (and again after the config set one meanwhile),
+        so that none expires by it. The set grows by one short id per owner served."""
         if ttl_applies(self._config()):
-            self._ttl_cleared = False
+            self._ttl_cleared.clear()
             return
-        if self._ttl_cleared:
+        if user_id in self._ttl_cleared:
             return
         async with self._database.connection(STORE) as connection:
-            cursor = await connection.execute(CLEAR_STORED_TTL)
-        self._ttl_cleared = True
+            cursor = await connection.execute(CLEAR_STORED_TTL, (user_id,))
+        self._ttl_cleared.add(user_id)
         if cursor.rowcount:
             log.info("[Memory] kept %d item(s) past their stored TTL: none is set", cursor.rowcount)
 
