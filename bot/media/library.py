@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.conversation import MemoryScope
-from bot.media.chunking import chunk_text
+from bot.media.chunking import chunk_text, chunks_with_ends
 from bot.media.kinds import FileKind
 from bot.memory.documents import (
     MAX_PARTS,
@@ -131,7 +131,6 @@ def _pieces(text: str) -> tuple[list[str], int]:
     many characters the first `MAX_PARTS` cover (a worker thread's work: a long text takes
     a while to cut)."""
     head = text[: (MAX_PARTS + 1) * PART_CHARS]
-    pieces = chunk_text(head, PART_CHARS, PART_OVERLAP_CHARS)[: MAX_PARTS + 1]
-    kept = pieces[:MAX_PARTS]
-    end = head.find(kept[-1]) + len(kept[-1]) if kept else 0
-    return pieces, end
+    found = chunks_with_ends(head, PART_CHARS, PART_OVERLAP_CHARS)[: MAX_PARTS + 1]
+    kept = found[:MAX_PARTS]
+    return [piece for piece, _ in found], kept[-1][1] if kept else 0

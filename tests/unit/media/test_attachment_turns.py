@@ -342,6 +342,15 @@ async def test_filing_counts_against_the_senders_budget_and_past_it_nothing_is_r
     assert len(bot.queue.documents) == filed, "nothing of it was filed"
 
 
+async def test_a_repeating_document_is_said_cut_where_it_really_was(tmp_path):
+    """The same line over and over: where the parts end is counted, never searched for."""
+    bot = Bot(tmp_path, '{"rag": {"enabled": false}}')
+    body = "The warehouse shelf holds spare parts for the blue tractor.\n" * 5000
+    reply = await bot.send("[Document: same.txt]", IncomingFile("same.txt", None, body.encode()))
+    kept = int(re.search(r"Only its first ([\d,]+) characters", reply).group(1).replace(",", ""))
+    assert 150_000 < kept < len(body) and len(bot.notes.parts) == MAX_PARTS
+
+
 async def test_a_huge_document_is_kept_in_a_bounded_number_of_parts_and_says_so(tmp_path):
     bot = Bot(tmp_path, '{"rag": {"enabled": false}}')
     body = " ".join(f"Entry {n}: the warehouse shelf {n} holds spare parts." for n in range(5000))
@@ -350,6 +359,6 @@ async def test_a_huge_document_is_kept_in_a_bounded_number_of_parts_and_says_so(
     kept = int(re.search(r"Only its first ([\d,]+) characters", reply).group(1).replace(",", ""))
     assert f"kept in {MAX_PARTS} parts at most" in reply
     last = bot.notes.parts[-1][1].content
-    assert body[:kept].endswith(last) and kept < len(body)
+    assert body[:kept].rstrip().endswith(last) and 150_000 < kept < len(body)
     [(_, note)] = bot.notes.added
     assert note.content.endswith(f"its text is in memory, in {MAX_PARTS} parts.")
