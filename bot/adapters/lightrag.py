@@ -37,6 +37,7 @@ from bot.rag.circuit import CircuitBreaker, CircuitState
 from bot.rag.context import QueryData, render_context
 from bot.rag.documents import owner_tag_of, tag
 from bot.rag.model import (
+    FoundText,
     IndexReceipt,
     RagDocument,
     RagHealth,
@@ -243,6 +244,30 @@ class LightRagAdapter:
             pages = int(answer.get("pagination", {}).get("total_pages") or 1)
             page += 1
         return found
+
+    async def texts_about(self, owner: str, text: str) -> list[FoundText]:
+        """The chunks of `owner`'s documents that `/query/data` finds for `text`, asked as a
+        turn's recall asks (mode, keywords, candidates), to delete what holds some words."""
+        config = self._config.current()
+        rag = config.rag
+        text = text.strip()
+        if query_weight(text) < MIN_QUERY_WEIGHT:
+            return []
+        body: dict[str, Any] = {"query": text[:MAX_QUERY_CHARS], "mode": rag.query_mode}
+        if rag.query_keywords == "bot":
+            body |= query_keywords(body["query"])
+        body |= candidate_limits(self._owners() if self._owners else 1)
+        try:
+            found = _DataResponse.model_validate(await self._call(rag, "POST", "/query/data", body))
+        except _Failure as exc:
+            self._log_failure("Query", exc)
+            raise
+        except ValidationError:
+            raise RagUnavailable("unexpected response shape") from None
+        return [
+            FoundText(chunk.file_path.strip().rsplit("/", 1)[-1], chunk.content)
+            for chunk in found.data.owned_by(owner).chunks
+        ]
 
     # -- RagHealthCheck --------------------------------------------------------------------
     async def health(self) -> RagHealth:

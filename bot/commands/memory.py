@@ -21,19 +21,25 @@ from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.conversation.scope import MemoryScope, memory_scope_of
 from bot.i18n.catalogue import commands as command_texts
 from bot.i18n.catalogue import memory as texts
-from bot.memory.model import TRAITS
+from bot.memory.episodes import said_and_answered
+from bot.memory.forgetting import Forgotten, forget_with_its_words, holds_words, recallable
+from bot.memory.model import TRAITS, Layer, MemoryItem, shorten
 from bot.memory.remember_switch import RememberSwitch
 from bot.ports.memory import (
     BrowsableMemory,
+    ForgetsByWords,
     LeavesTraces,
     PendingExtraction,
     UserMemoryStore,
 )
 from bot.ports.turns import TurnStopper
+from bot.rag.documents import shared_pieces_prefix
 
 log = logging.getLogger(__name__)
 
 LISTED_ITEMS = 30
+SHOWN_CHARS = 160
+"""Characters of an item `/memory <words>` shows."""
 _ITEM_ID = re.compile(r"^#?([0-9a-f]{6,32})$")
 
 
@@ -68,6 +74,8 @@ class MemoryCommands:
 
     async def show(self, call: CommandCall) -> str:
         scope, user_id = memory_scope_of(call.message), call.message.user_id
+        if call.args.strip():
+            return await self._show_about(scope, call.args.strip())
         overview = await self.memory.overview(scope.owner)
         group = scope.is_group
         if overview.facts:
@@ -80,6 +88,8 @@ class MemoryCommands:
         else:
             lines = [texts.nothing_remembered_yet(group)]
         lines.append(texts.snippets(overview.episodes))
+        if overview.document_parts:
+            lines.append(texts.document_parts(overview.document_parts))
         for store in self.stores:
             if store is not self.memory:
                 count = await store.count_for(scope.owner)
@@ -104,10 +114,71 @@ class MemoryCommands:
         match = _ITEM_ID.match(argument)
         if match is None:
             return texts.forget_usage()
-        item = await self.memory.forget(scope.owner, match.group(1))
-        if item is None:
+        gone = await forget_with_its_words(self.memory, scope.owner, match.group(1))
+        if gone is None:
             return texts.no_such_item(match.group(1))
-        return texts.forgotten(item.content)
+        reply = texts.forgotten(gone.item.content)
+        if gone.snippets:
+            ids = ", ".join(f"#{item.id}" for item in gone.snippets)
+            reply += " " + texts.snippets_forgotten(len(gone.snippets), ids)
+        if gone.parts:
+            reply += " " + texts.parts_forgotten(gone.parts)
+        return reply + await self._forget_in_long_term(scope.owner, gone)
+
+    async def _forget_in_long_term(self, owner: str, gone: Forgotten) -> str:
+        """What `/forget <id>` deletes beyond short-term memory (LightRAG's documents): the
+        conversations holding a fact's or a snippet's words, a document's pieces; said
+        plainly, with what may remain."""
+        item, said = gone.item, ""
+        words = said_and_answered(item.content)[0] if item.layer is Layer.EPISODIC else item.content
+        for store in self.stores:
+            if not isinstance(store, ForgetsByWords) or not await store.count_for(owner):
+                continue
+            try:
+                if gone.parts:
+                    prefix = shared_pieces_prefix(owner, item.created_at)
+                    count = await store.forget_shared_at(owner, prefix)
+                else:
+                    count = await store.forget_holding(
+                        owner, words, lambda text: holds_words(text, words)
+                    )
+            except Exception as exc:
+                log.warning("[Memory] /forget: long-term memory failed: %s", exc)
+                said += " " + texts.long_term_may_hold()
+                continue
+            if count:
+                said += " " + texts.long_term_forgotten(count)
+                if isinstance(store, LeavesTraces):
+                    store.traces_left(owner)  # said below, more fully for one deletion
+                said += " " + texts.lightrag_graph_may_keep()
+        return said
+
+    async def _show_about(self, scope: MemoryScope, words: str) -> str:
+        """`/memory <words>`: what recall could bring back about them, each with its id."""
+        found = await recallable(self.memory, scope.owner, words)
+        if not (found.facts or found.snippets or found.parts):
+            return texts.nothing_about(words)
+        lines = [texts.recallable_header(words)]
+        for heading, items in (
+            (texts.facts_heading(), found.facts),
+            (texts.snippets_heading(), found.snippets),
+            (texts.parts_heading(), found.parts),
+        ):
+            if items:
+                lines.append(heading)
+                lines += [f"#{item.id} {_shown(item)}" for item in items]
+        if await self._long_term_holds_some(scope.owner):
+            lines.append(texts.long_term_not_listed())
+        lines.append(texts.how_to_forget() if scope.may_forget else texts.group_forget_refusal())
+        return "\n".join(lines)
+
+    async def _long_term_holds_some(self, owner: str) -> bool:
+        """Whether a store that `/forget <id>` cannot search (LightRAG's documents) holds
+        anything of `owner`: then a reply says what may remain there."""
+        for store in self.stores:
+            if isinstance(store, LeavesTraces) and await store.count_for(owner):
+                return True
+        return False
 
     async def remember(self, call: CommandCall) -> str:
         user_id, argument = call.message.user_id, call.args.strip().lower()
@@ -149,6 +220,17 @@ class MemoryCommands:
             names = ", ".join(texts.store_name(label) for label in failed)
             reply += " " + texts.could_not_forget(names)
         return reply.strip()
+
+
+def _shown(item: MemoryItem) -> str:
+    """One line of `/memory <words>`: an item's words (a snippet's: the user's), short."""
+    if item.layer is Layer.EPISODIC:
+        text = said_and_answered(item.content)[0]
+    elif item.layer is Layer.DOCUMENT:
+        text = f"({item.title}) {item.content}"
+    else:
+        text = item.content
+    return f"{shorten(text, SHOWN_CHARS)} ({item.updated_at:%Y-%m-%d})"
 
 
 def _listing(counts: list[tuple[str, int]]) -> str:

@@ -150,6 +150,9 @@ class MemoryConfig(Section):
     semantic_top_k: int = Field(6, ge=0, le=50)
     procedural_top_k: int = Field(3, ge=0, le=50)
     episodic_top_k: int = Field(32, ge=0, le=50)
+    document_top_k: int = Field(
+        3, ge=0, le=50, description="Parts of documents the user shared, per recall."
+    )
     promotion_min_confidence: float = Field(
         0.8, ge=0.5, le=1, description="Episodic items this confident become semantic/procedural."
     )

@@ -24,16 +24,24 @@ def chunk_text(
 ) -> list[str]:
     """`text` in pieces of at most `max_chars`, cut at a paragraph, line or sentence end
     when one lies in the second half of the piece, else at a space, else anywhere."""
+    return [piece for piece, _ in chunks_with_ends(text, max_chars, overlap_chars)]
+
+
+def chunks_with_ends(
+    text: str, max_chars: int = CHUNK_CHARS, overlap_chars: int = OVERLAP_CHARS
+) -> list[tuple[str, int]]:
+    """`chunk_text`'s pieces, each with where it ends in `text` stripped (how much of a text
+    the first pieces cover: a repeating text has no other way to tell)."""
     if overlap_chars >= max_chars // 2:
         raise ValueError("overlap_chars must be under half of max_chars")
     text = text.strip()
-    pieces: list[str] = []
+    pieces: list[tuple[str, int]] = []
     start = 0
     while start < len(text):
         end = len(text) if len(text) - start <= max_chars else _cut(text, start, max_chars)
         piece = text[start:end].strip()
         if piece:
-            pieces.append(piece)
+            pieces.append((piece, end))
         if end >= len(text):
             break
         start = _next_start(text, start, end, overlap_chars)

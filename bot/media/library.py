@@ -1,19 +1,31 @@
-"""Filing a shared document into long-term memory, and noting it in short-term memory.
+"""Filing a shared document into memory: short-term memory and, when on, long-term memory.
 
-The text goes, in pieces (`bot/media/chunking.py`), through the durable index queue like any
-exchange, owned by the memory scope it was shared in: the sender in private, the group in a
-group. So retrieval keeps it to that scope, the ledger records it and `/forget all` deletes
-it. Short-term memory gets one line saying what was shared and when.
+Short-term memory gets one note saying what was shared and when, and the text in small parts
+under the note's id (`bot/memory/documents.py`): found by words and meaning after `/new`
+with the default config, listed by `/memory`, deleted by `/forget <note id>`. For LightRAG
+the text goes, in larger pieces (`bot/media/chunking.py`), through the durable index queue
+like any exchange. Both are owned by the memory scope it was shared in: the sender in
+private, the group in a group. So retrieval keeps it to that scope and `/forget all` deletes
+it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from dataclasses import dataclass
 from datetime import datetime
 
 from bot.conversation import MemoryScope
-from bot.media.chunking import chunk_text
+from bot.media.chunking import chunk_text, chunks_with_ends
 from bot.media.kinds import FileKind
+from bot.memory.documents import (
+    MAX_PARTS,
+    PART_CHARS,
+    PART_OVERLAP_CHARS,
+    document_parts,
+    note_text,
+)
 from bot.memory.episodes import attributed
 from bot.memory.model import ItemType, MemoryItem, new_item
 from bot.ports.memory import DocumentNotes
@@ -60,19 +72,29 @@ class DocumentLibrary:
         log.info("[Media] filed a document of %d chars in %d piece(s)", len(text), len(pieces))
         return len(pieces)
 
-    async def note(
-        self, scope: MemoryScope, kind: FileKind, at: datetime, summary: str, source: str
-    ) -> MemoryItem | None:
-        """One line in short-term memory: what was shared and when (`summary`: "3 pages,
-        5,210 characters"), a fact kept as long as the document. None when the disk refused
-        it (the document is filed all the same). The file's name stays out: whoever made the
-        file chose it, and a fact holds only what the user said or the bot saw itself."""
+    async def keep(
+        self,
+        scope: MemoryScope,
+        kind: FileKind,
+        at: datetime,
+        summary: str,
+        source: str,
+        text: str | None,
+    ) -> KeptDocument | None:
+        """The document in short-term memory: one note saying what was shared and when
+        (`summary`: "3 pages, 5,210 characters"), a fact kept as long as the document, and,
+        given its `text`, the text in parts (`bot/memory/documents.py`) under the note's id.
+        `text` None: the note alone (its text is in long-term memory only). None when the
+        disk refused the note (the document is filed in long-term memory all the same).
+        The file's name stays out: whoever made the file chose it, and a fact holds only
+        what the user said or the bot saw itself."""
         if self._notes is None:
             return None
+        pieces, kept_chars = await asyncio.to_thread(_pieces, text) if text else ([], 0)
+        parts = min(len(pieces), MAX_PARTS)
         item = new_item(
             ItemType.FACT,
-            f"The user shared {NOTE_KINDS[kind]} ({summary}) on {at:%Y-%m-%d %H:%M} UTC; "
-            "its text is in long-term memory.",
+            note_text("The user", NOTE_KINDS[kind], summary, at, parts),
             source=source,
             confidence=NOTE_CONFIDENCE,
             now=at,
@@ -80,8 +102,35 @@ class DocumentLibrary:
         if (speaker := scope.speaker) is not None:
             item = attributed(item, speaker)
         try:
-            stored = await self._notes.add(scope.owner, [item])
+            (note,) = await self._notes.add(scope.owner, [item])
+            # 500 parts take some 25 ms to make: in a worker thread, as the cutting.
+            made = await asyncio.to_thread(document_parts, note.id, pieces, at, NOTE_CONFIDENCE)
+            stored = await self._notes.keep_parts(scope.owner, made)
         except OSError as exc:
-            log.warning("[Media] could not note the shared document: %s", exc)
+            log.warning("[Media] could not keep the shared document in memory: %s", exc)
             return None
-        return stored[0] if stored else None
+        if pieces:
+            log.info("[Media] kept a document in %d part(s) of short-term memory", stored)
+        return KeptDocument(note, stored, kept_chars if len(pieces) > MAX_PARTS else None)
+
+
+@dataclass(frozen=True)
+class KeptDocument:
+    """A document as short-term memory keeps it."""
+
+    note: MemoryItem
+    """The fact saying what was shared and when; its id is the document's."""
+    parts: int
+    """Parts of its text stored (none when only long-term memory holds the text)."""
+    cut_at: int | None
+    """Characters kept when the text had more than `MAX_PARTS` parts, else None."""
+
+
+def _pieces(text: str) -> tuple[list[str], int]:
+    """The text in parts for short-term memory, one more than `MAX_PARTS` at most, and how
+    many characters the first `MAX_PARTS` cover (a worker thread's work: a long text takes
+    a while to cut)."""
+    head = text[: (MAX_PARTS + 1) * PART_CHARS]
+    found = chunks_with_ends(head, PART_CHARS, PART_OVERLAP_CHARS)[: MAX_PARTS + 1]
+    kept = found[:MAX_PARTS]
+    return [piece for piece, _ in found], kept[-1][1] if kept else 0

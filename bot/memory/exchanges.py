@@ -10,6 +10,7 @@ from datetime import datetime
 
 from bot.config.model import MemoryConfig
 from bot.conversation import Speaker
+from bot.memory.documents import batches
 from bot.memory.episodes import items_from_exchange
 from bot.memory.model import MemoryItem
 
@@ -79,6 +80,26 @@ class RemembersExchanges:
             speaker,
         )
         return await self.add(user_id, new, config) if new else []
+
+    async def keep_parts(self, user_id: str, parts: list[MemoryItem]) -> int:
+        """Store a shared document's parts (`bot/memory/documents.py`) in batches; returns how
+        many were stored. It runs as one of the user's background writes: `/forget all` waits
+        for it rather than racing it, and a turn stopped meanwhile does not cut it short."""
+        task: asyncio.Task[object] = asyncio.create_task(
+            self._add_in_batches(user_id, parts), name=_background_name(user_id)
+        )
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
+        stored = await asyncio.shield(task)
+        assert isinstance(stored, int)
+        return stored
+
+    async def _add_in_batches(self, user_id: str, parts: list[MemoryItem]) -> int:
+        stored = 0
+        for batch in batches(parts):
+            stored += len(await self.add(user_id, batch))
+            await asyncio.sleep(0)  # other chats' turns between two writes
+        return stored
 
     async def _exchanges_stored(self, user_id: str) -> None:
         """Let this user's exchanges still being stored finish (before forgetting them all,

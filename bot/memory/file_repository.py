@@ -20,18 +20,20 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict, defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 
 from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
+from bot.memory.documents import is_part_of
 from bot.memory.file_vectors import FileVectors
 from bot.memory.files import UserFiles, remove_ids
 from bot.memory.loading import read_items
-from bot.memory.model import Layer, MemoryItem
+from bot.memory.model import FACT_LAYERS, Layer, MemoryItem
 from bot.memory.repository import Embedded, Question
+from bot.memory.retention import expired_by, ttl_applies
 from bot.memory.scoring import PROFILE_TOP_K, Candidates, nearest_in_meaning, word_matches
 from bot.memory.service import MemoryService
 from bot.memory.user_items import UserItems
@@ -114,16 +116,22 @@ class FileRepository:
 
     async def live_items(self, user_id: str, now: datetime) -> list[MemoryItem]:
         """In no particular order."""
-        return [item for item in await self._items(user_id) if not item.expired(now)]
+        config = self._config()
+        return [i for i in await self._items(user_id) if not expired_by(i, now, config)]
 
     async def count(self, user_id: str, now: datetime) -> int:
-        return sum(1 for item in await self._items(user_id) if not item.expired(now))
+        config = self._config()
+        return sum(1 for i in await self._items(user_id) if not expired_by(i, now, config))
 
     async def recent_facts(self, user_id: str, now: datetime, limit: int) -> list[MemoryItem]:
         items = await self._items(user_id)
         others = (items.get(item_id) for item_id in [*items.newest(limit), *items.strongest(limit)])
-        found = {i.id: i for i in others if i is not None and i.layer is not Layer.EPISODIC}
+        found = {i.id: i for i in others if i is not None and i.layer in FACT_LAYERS}
         return list(found.values())
+
+    async def parts_of(self, user_id: str, document_id: str) -> list[MemoryItem]:
+        items = await self._items(user_id)
+        return sorted((i for i in items if is_part_of(i, document_id)), key=lambda i: i.id)
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -134,14 +142,15 @@ class FileRepository:
             items = await self._load_locked(user_id)
             yield _FileOwner(self._files(user_id), items, self._vectors, user_id)
 
-    async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
+    async def forget_many(self, user_id: str, item_ids: Collection[str]) -> list[MemoryItem]:
+        """One rewrite per file the items were in."""
         async with self._lock(user_id):
             items = await self._load_locked(user_id)
-            item = items.remove(item_id)
-            if item is not None:
-                await asyncio.to_thread(_erase, self._files(user_id), [item])
-                await self._vectors.forget(user_id, {item_id})
-            return item
+            gone = [item for item_id in item_ids if (item := items.remove(item_id)) is not None]
+            if gone:
+                await asyncio.to_thread(_erase, self._files(user_id), gone)
+                await self._vectors.forget(user_id, {item.id for item in gone})
+            return gone
 
     async def forget_user(self, user_id: str) -> int:
         """Every item of the user goes, files and vectors included."""
@@ -280,11 +289,12 @@ class FileRepository:
         """Load from disk, promoting episodes that became confident enough under a new config.
 
         Runs in a worker thread (see `read_items`), with full collections paused (see
-        `bot/runtime.py`).
+        `bot/runtime.py`). While the config sets no TTL, stored ones are cleared.
         """
-        threshold = self._config().promotion_min_confidence
+        config = self._config()
+        threshold, stored_ttl = config.promotion_min_confidence, ttl_applies(config)
         with full_collections_paused():
-            items, ready = read_items(self._files(user_id), now, threshold, on_quick)
+            items, ready = read_items(self._files(user_id), now, threshold, on_quick, stored_ttl)
             if ready:
                 _append(self._files(user_id), ready, {item.id for item in ready})
             settle(len(items))
@@ -337,10 +347,11 @@ class _FileOwner:
 
         await asyncio.to_thread(write)
 
-    async def tidy(self, now: datetime, max_episodes: int) -> None:
+    async def tidy(self, now: datetime, max_episodes: int, expire: bool) -> None:
         """Keep at most `max_episodes`: a long life is kept whole, bounded by count rather
-        than age. Past the cap, the episodes updated longest ago go, a tenth of the cap at
-        once, so that a day file is rewritten once per many turns rather than every turn."""
+        than age (what expired went when the user's files were read). Past the cap, the
+        episodes updated longest ago go, a tenth of the cap at once, so that a day file is
+        rewritten once per many turns rather than every turn."""
         items = self._items
         if items.count(Layer.EPISODIC) <= max_episodes:
             return

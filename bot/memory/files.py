@@ -3,6 +3,7 @@
     episodic/2025-03-01.jsonl   exchanges, one file per day of creation
     semantic.jsonl              facts, preferences, constraints
     procedural.jsonl            how-tos, fixes, commands
+    document.jsonl              parts of documents the user shared
 
 Every change is an append of whole lines in one write(2), then fsynced: a new item, or a new
 version of an item (same id; the last line wins). A `kill -9` cannot cut a line; a power cut
@@ -26,6 +27,7 @@ from urllib.parse import quote
 from pydantic import ValidationError
 
 from bot.memory.model import Layer, MemoryItem
+from bot.memory.retention import without_stored_ttl
 from bot.storage.atomic import append_line_safely, write_atomic
 
 log = logging.getLogger(__name__)
@@ -37,6 +39,8 @@ class _FileContent:
     """Every readable line, in order."""
     lines: int = 0
     damaged: list[str] = field(default_factory=list)
+    cleared: bool = False
+    """A stored TTL was cleared (the config keeps episodes without one): rewrite the file."""
 
 
 def _latest(
@@ -69,10 +73,12 @@ class UserFiles:
         return self.directory / "episodic" / f"{created_at:%Y-%m-%d}.jsonl"
 
     def all_files(self) -> list[Path]:
-        """Episodic days oldest first, then semantic and procedural: later files win a tie."""
+        """Episodic days oldest first, then semantic, procedural and document: later files win
+        a tie."""
         days = sorted((self.directory / "episodic").glob("*.jsonl"))
         layered = [
-            self.directory / f"{layer}.jsonl" for layer in (Layer.SEMANTIC, Layer.PROCEDURAL)
+            self.directory / f"{layer}.jsonl"
+            for layer in (Layer.SEMANTIC, Layer.PROCEDURAL, Layer.DOCUMENT)
         ]
         return [*days, *(path for path in layered if path.exists())]
 
@@ -80,8 +86,12 @@ class UserFiles:
         self,
         now: datetime,
         on_layered: Callable[[list[MemoryItem]], None] | None = None,
+        stored_ttl: bool = True,
     ) -> list[MemoryItem]:
         """Every live item: the last version of each id, expired ones dropped.
+
+        `stored_ttl` False (the config sets no episode TTL, `bot/memory/retention.py`): a TTL
+        stored with an item is cleared rather than honoured, and its file rewritten without it.
 
         Files holding old versions, damaged lines or expired items are rewritten with only
         their live items (damaged lines are kept aside in `<file>.damaged`). The semantic and
@@ -90,21 +100,21 @@ class UserFiles:
         """
         files = self.all_files()
         layered = [path for path in files if path.parent == self.directory]
-        parsed = {path: self._read(path) for path in layered}
+        parsed = {path: self._read(path, stored_ttl) for path in layered}
         if on_layered is not None:
             on_layered([item for item, _ in _latest(parsed, layered, now).values()])
-        parsed.update((path, self._read(path)) for path in files if path not in parsed)
+        parsed.update((path, self._read(path, stored_ttl)) for path in files if path not in parsed)
         live = _latest(parsed, files, now)
         by_path: dict[Path, list[MemoryItem]] = {path: [] for path in files}
         for item, path in live.values():
             by_path[path].append(item)
         for path in files:
             content = parsed[path]
-            if content.lines != len(by_path[path]):
+            if content.lines != len(by_path[path]) or content.cleared:
                 self._compact(path, by_path[path], content.damaged)
         return [item for item, _ in live.values()]
 
-    def _read(self, path: Path) -> _FileContent:
+    def _read(self, path: Path, stored_ttl: bool = True) -> _FileContent:
         content = _FileContent()
         try:
             raw = path.read_bytes()
@@ -116,11 +126,15 @@ class UserFiles:
                 continue
             content.lines += 1
             try:
-                content.items.append(MemoryItem.model_validate_json(line))
+                item = MemoryItem.model_validate_json(line)
             except ValidationError as exc:
                 reason = exc.errors(include_url=False)[0]["msg"]
                 log.warning("[Memory] %s line %d is damaged (%s); skipped", path, number, reason)
                 content.damaged.append(line.decode("utf-8", "replace"))
+                continue
+            if not stored_ttl and item.ttl_days is not None:
+                item, content.cleared = without_stored_ttl(item), True
+            content.items.append(item)
         return content
 
     def _compact(self, path: Path, items: list[MemoryItem], damaged: list[str]) -> None:

@@ -24,11 +24,13 @@ def read_items(
     now: datetime,
     promotion_threshold: float,
     on_quick: Callable[[UserItems], None] | None = None,
+    stored_ttl: bool = True,
 ) -> tuple[UserItems, list[MemoryItem]]:
     """Every live item of the user, indexed, and the episodes promoted on the way (they became
     confident enough under a lowered threshold; the caller writes them).
 
     `on_quick` is handed the facts and how-tos, indexed, before the episodes are read.
+    `stored_ttl` False: TTLs stored with items are cleared (`UserFiles.load`).
     """
     known_terms: dict[str, tuple[MemoryItem, list[str]]] = {}
 
@@ -46,7 +48,7 @@ def read_items(
 
     loaded: list[MemoryItem] = []
     ready: list[MemoryItem] = []
-    for item in files.load(now, layered_read if on_quick is not None else None):
+    for item in files.load(now, layered_read if on_quick is not None else None, stored_ttl):
         if promotable(item, promotion_threshold):
             item = promoted(item, now)
             ready.append(item)

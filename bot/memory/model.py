@@ -21,11 +21,13 @@ class Layer(StrEnum):
 
     Episodic: what was said, one file per day, expires after a TTL. Semantic: facts,
     preferences and constraints about the user. Procedural: how-tos, fixes and commands.
+    Document: the text of documents the user shared, in parts (`bot/memory/documents.py`).
     """
 
     EPISODIC = "episodic"
     SEMANTIC = "semantic"
     PROCEDURAL = "procedural"
+    DOCUMENT = "document"
 
 
 class ItemType(StrEnum):
@@ -35,6 +37,7 @@ class ItemType(StrEnum):
     FACT = "fact"
     HOWTO = "howto"
     EXCHANGE = "exchange"
+    DOCUMENT = "document"
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,12 @@ TRAITS = {
     ItemType.FACT: TypeTraits(Layer.SEMANTIC, 0.7, 0.8, "fact"),
     ItemType.HOWTO: TypeTraits(Layer.PROCEDURAL, 0.7, 0.8, "how-to"),
     ItemType.EXCHANGE: TypeTraits(Layer.EPISODIC, 0.3, 0.4, "earlier"),
+    ItemType.DOCUMENT: TypeTraits(Layer.DOCUMENT, 0.5, 0.6, "document"),
 }
+
+FACT_LAYERS = frozenset({Layer.SEMANTIC, Layer.PROCEDURAL})
+"""The layers `/memory` lists one by one and LLM extraction may correct: what the user told,
+not what was said in passing (episodes) nor the text of a shared document."""
 
 
 W_SALIENCE = 0.15
@@ -203,7 +211,9 @@ class ScoredItem:
 
 @dataclass(frozen=True)
 class MemoryOverview:
-    """What `/memory` shows: facts and how-tos newest first, and how many episodes there are."""
+    """What `/memory` shows: facts and how-tos newest first, how many episodes there are, and
+    how many parts of shared documents (each document's note is among the facts)."""
 
     facts: list[MemoryItem]
     episodes: int
+    document_parts: int = 0

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from bot.config.model import MemoryConfig
 from bot.conversation.messages import CHARS_PER_TOKEN
+from bot.memory.documents import prompt_line as document_line
 from bot.memory.episodes import episode_line_text, said_and_answered
 from bot.memory.model import TRAITS, ItemType, MemoryItem, ScoredItem, shorten
 from bot.memory.text import term_set
@@ -52,6 +53,8 @@ def prompt_line(item: MemoryItem, max_chars: int = MAX_ITEM_CHARS) -> str:
     """A line of `# Memory`. A fact as `render_line` has it (its id lets the model forget it);
     a past exchange compact, `- [2025-03-01] what the user said`, dated when it was last said: the
     budget goes to the user's own words rather than labels, ids and the assistant's advice."""
+    if item.type is ItemType.DOCUMENT:
+        return document_line(item, max_chars)
     if item.type is not ItemType.EXCHANGE:
         return render_line(item, max_chars)
     head = f"- [{item.updated_at:%Y-%m-%d}] "

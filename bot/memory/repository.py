@@ -9,13 +9,17 @@ items under that owner's write lock, and the vectors of an embedding model. What
 between the two (files hold a user's items in memory and rank them there; PostgreSQL asks for
 candidates with SQL and locks an owner across processes) stays behind this port.
 
+A stored TTL counts only while the config sets one (`bot/memory/retention.py`): with none, a
+repository neither drops nor deletes an item by it, and clears it (the files when they load a
+user, PostgreSQL per owner the first time a process uses that owner).
+
 A repository that cannot be reached raises `StoreDown` (`bot/ports/health.py`): the service
 keeps what it was to write and retries it later.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -68,9 +72,9 @@ class OwnerWrite(Protocol):
         """Keep `items` (new, merged or reworded: by id); `promoted_ids` left their episodes."""
         ...
 
-    async def tidy(self, now: datetime, max_episodes: int) -> None:
-        """After a write: at most `max_episodes` episodes stay (the oldest go), and what expired
-        may go."""
+    async def tidy(self, now: datetime, max_episodes: int, expire: bool) -> None:
+        """After a write: at most `max_episodes` episodes stay (the oldest go), and, when
+        `expire` (the config sets a TTL), what expired may go."""
         ...
 
 
@@ -92,8 +96,8 @@ class MemoryRepository(Protocol):
         ...
 
     async def recent_facts(self, user_id: str, now: datetime, limit: int) -> list[MemoryItem]:
-        """The owner's newest and strongest facts and how-tos (no episodes), `limit` of each
-        at most, in no particular order."""
+        """The owner's newest and strongest facts and how-tos (`FACT_LAYERS`: no episodes, no
+        parts of documents), `limit` of each at most, in no particular order."""
         ...
 
     def writing(self, user_id: str, retry: bool = False) -> AbstractAsyncContextManager[OwnerWrite]:
@@ -101,8 +105,14 @@ class MemoryRepository(Protocol):
         store, tried even while it rests)."""
         ...
 
-    async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
-        """Delete one item of the owner, its vectors too; None when there is no such item."""
+    async def forget_many(self, user_id: str, item_ids: Collection[str]) -> list[MemoryItem]:
+        """Delete these items of the owner, their vectors too, in one write per file or one
+        statement; returns those there were."""
+        ...
+
+    async def parts_of(self, user_id: str, document_id: str) -> list[MemoryItem]:
+        """The parts of the shared document whose note has `document_id`
+        (`bot/memory/documents.py`), in order."""
         ...
 
     async def forget_user(self, user_id: str) -> int:

@@ -30,6 +30,7 @@ from operator import itemgetter
 from bot.config.model import MemoryConfig
 from bot.memory.episodes import said_and_answered
 from bot.memory.model import ItemType, Layer, MemoryItem, ScoredItem, static_prior
+from bot.memory.retention import expired_by
 from bot.memory.text import term_set, tokens
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorSearch
@@ -114,6 +115,7 @@ def top_k(config: MemoryConfig, layer: Layer) -> int:
         Layer.SEMANTIC: config.semantic_top_k,
         Layer.PROCEDURAL: config.procedural_top_k,
         Layer.EPISODIC: config.episodic_top_k,
+        Layer.DOCUMENT: config.document_top_k,
     }[layer]
 
 
@@ -331,6 +333,6 @@ def oldest_recalled(now: datetime, config: MemoryConfig) -> datetime:
 
 
 def _recallable(item: MemoryItem, now: datetime, config: MemoryConfig) -> bool:
-    if item.expired(now):
+    if expired_by(item, now, config):
         return False
     return item.layer is not Layer.EPISODIC or item.updated_at >= oldest_recalled(now, config)

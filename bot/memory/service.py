@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 
 from bot.config.model import MemoryConfig
@@ -24,6 +24,7 @@ from bot.conversation import utc_now
 from bot.memory.episodes import promotable, promoted
 from bot.memory.exchanges import RemembersExchanges
 from bot.memory.model import (
+    FACT_LAYERS,
     ItemType,
     Layer,
     MemoryItem,
@@ -34,6 +35,7 @@ from bot.memory.model import (
 )
 from bot.memory.packing import pack
 from bot.memory.repository import Embedded, MemoryRepository, Question
+from bot.memory.retention import ttl_applies
 from bot.memory.scoring import rank_candidates
 from bot.memory.semantic import Embeddings
 from bot.ports.embeddings import EmbeddingPort
@@ -108,12 +110,13 @@ class MemoryService(RemembersExchanges):
 
         Items sharing words with `text` come first, then the user's newest and strongest ones:
         "I moved to Berlin" shares no word with "The user lives in Porto", yet supersedes it.
-        Episodes are left out: they record what was said, they are not facts to correct.
+        Episodes and a shared document's parts are left out: they record what was said or
+        shared, they are not facts to correct.
         """
         found = {
             scored.item.id: scored.item
             for scored in await self.search(user_id, text, limit)
-            if scored.item.layer is not Layer.EPISODIC
+            if scored.item.layer in FACT_LAYERS
         }
         others = await self.repository.recent_facts(user_id, self._clock(), limit)
         for item in sorted(others, key=lambda item: item.updated_at, reverse=True):
@@ -121,10 +124,7 @@ class MemoryService(RemembersExchanges):
         return list(found.values())[:limit]
 
     async def overview(self, user_id: str) -> MemoryOverview:
-        items = await self.live_items(user_id)
-        facts = [item for item in items if item.layer is not Layer.EPISODIC]
-        facts.sort(key=lambda item: item.updated_at, reverse=True)
-        return MemoryOverview(facts, len(items) - len(facts))
+        return overview_of(await self.live_items(user_id))
 
     async def live_items(self, user_id: str) -> list[MemoryItem]:
         """Every item of this user that has not expired."""
@@ -174,13 +174,25 @@ class MemoryService(RemembersExchanges):
 
     async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
         """Delete one item of this user (another user's id is simply not found)."""
-        waiting = [item for item in self._unwritten.pop(user_id, []) if item.id != item_id]
-        if waiting:  # a version waiting for the repository must not bring the item back
+        gone = await self.forget_many(user_id, [item_id])
+        return gone[0] if gone else None
+
+    async def forget_many(self, user_id: str, item_ids: Collection[str]) -> list[MemoryItem]:
+        """Delete these items of this user, their vectors too; returns those found."""
+        wanted = set(item_ids)
+        waiting = [item for item in self._unwritten.pop(user_id, []) if item.id not in wanted]
+        if waiting:  # a version waiting for the repository must not bring an item back
             self._unwritten[user_id] = waiting
-        item = await self.repository.forget(user_id, item_id)
-        if item is not None:
-            log.info("[Memory] forgot item %s", item_id)
-        return item
+        gone = await self.repository.forget_many(user_id, wanted)
+        if len(gone) == 1:
+            log.info("[Memory] forgot item %s", gone[0].id)
+        elif gone:
+            log.info("[Memory] forgot %d items", len(gone))
+        return gone
+
+    async def parts_of(self, user_id: str, document_id: str) -> list[MemoryItem]:
+        """The parts of a shared document (`bot/memory/documents.py`), in order."""
+        return await self.repository.parts_of(user_id, document_id)
 
     async def forget_user(self, user_id: str) -> int:
         """Delete every item of this user, those waiting for the repository too.
@@ -262,7 +274,7 @@ class MemoryService(RemembersExchanges):
                 kept[item.fingerprint] = kept[new.fingerprint] = item
                 stored[item.id] = item
             await owner.put(list(stored.values()), promoted_ids)
-            await owner.tidy(now, config.max_episodes)
+            await owner.tidy(now, config.max_episodes, expire=ttl_applies(config))
         return list(stored.values())
 
     def _keep_unwritten(self, user_id: str, items: list[MemoryItem]) -> None:
@@ -295,9 +307,19 @@ def relaxed_for_search(config: MemoryConfig, limit: int) -> MemoryConfig:
             "semantic_top_k": limit,
             "procedural_top_k": limit,
             "episodic_top_k": limit,
+            "document_top_k": limit,
             "lookback_days": 3650,
         }
     )
+
+
+def overview_of(live: list[MemoryItem]) -> MemoryOverview:
+    """What `/memory` shows of these live items: facts and how-tos newest first, and how
+    many episodes and parts of shared documents there are."""
+    facts = [item for item in live if item.layer in FACT_LAYERS]
+    facts.sort(key=lambda item: item.updated_at, reverse=True)
+    parts = sum(1 for item in live if item.layer is Layer.DOCUMENT)
+    return MemoryOverview(facts, len(live) - len(facts) - parts, parts)
 
 
 def merge(existing: MemoryItem, new: MemoryItem, now: datetime) -> MemoryItem:

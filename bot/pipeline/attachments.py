@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 EXCERPT_CHARS = 12_000
 """Of a document sent with a question, this much text goes into the turn's prompt (about
-3,000 tokens); the model finds the rest through long-term memory in later turns."""
+3,000 tokens); the model finds the rest through memory in later turns."""
 
 
 class AttachmentSystem:
@@ -94,26 +94,39 @@ class AttachmentSystem:
         # A question came with it: say what was read, then let the model answer from the text.
         await ctx.channel.send(ctx.message.address, said)
         excerpt = found.text[:EXCERPT_CHARS]
-        more = " (its beginning; the rest is in long-term memory)" if excerpt != found.text else ""
+        more = " (its beginning; the rest is in memory)" if excerpt != found.text else ""
         ctx.shared_document = f"{name}, {describe(found)}{more}:\n{excerpt}"
 
     async def _keep(
         self, ctx: TurnContext, attachment: IncomingFile, kind: FileKind, found: ExtractedText
     ) -> str:
-        """File the text in the scope's memory when it may be kept; what to tell the sender."""
+        """File the text in the scope's memory when it may be kept: short-term memory (the
+        default) and long-term memory (LightRAG, when on); what to tell the sender."""
         name, summary = quoted_name(attachment.file_name), describe(found)
         if not ctx.remembering:
             return texts.read_not_remembering(name, _size(found))
-        if not ctx.config.rag.enabled:
-            return texts.read_rag_off(name, _size(found))
+        short_term, long_term = ctx.config.memory.enabled, ctx.config.rag.enabled
+        if not short_term and not long_term:
+            return texts.read_memory_off(name, _size(found))
         scope, at = ctx.memory_scope, ctx.message.received_at
-        await self._library.file(scope, ctx.session.key, attachment.file_name, found.text, at)
-        if self._meter is not None:
-            self._meter.indexed(ctx.user_id, len(found.text))
+        if long_term:
+            await self._library.file(scope, ctx.session.key, attachment.file_name, found.text, at)
+            if self._meter is not None:
+                self._meter.indexed(ctx.user_id, len(found.text))
         source = f"turn:{ctx.session.key}:{at:%Y%m%dT%H%M%S%f}"
-        if ctx.config.memory.enabled:
-            await self._library.note(scope, kind, at, summary, source)
-        return texts.filed(name, _size(found), _cut_note(found), scope.is_group)
+        kept = (
+            await self._library.keep(scope, kind, at, summary, source, found.text)
+            if short_term
+            else None
+        )
+        if kept is None or not kept.parts:
+            if not long_term:
+                return texts.could_not_keep(name, _size(found))
+            return texts.filed(name, _size(found), _cut_note(found), scope.is_group)
+        said = texts.kept(name, _size(found), _cut_note(found), scope.is_group, kept.note.id)
+        if kept.cut_at is not None:
+            said += texts.parts_cut(kept.cut_at, kept.parts)
+        return said
 
 
 def describe(found: ExtractedText) -> str:

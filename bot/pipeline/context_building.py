@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from bot.memory.documents import holds_document_parts, memory_section
 from bot.pipeline.context import TurnContext
 from bot.ports.memory import MemoryRecall
 from bot.ports.rag import RagRecall
@@ -117,10 +118,13 @@ class ContextBuildingSystem:
         rolling summary with its heading-like lines escaped."""
         sections = [self._prompts.text()]
         tools = self._tools.enabled(ctx.config.tools)
-        if ctx.rag_context or ctx.shared_document or tools:
+        shared = holds_document_parts(ctx.memory_pack)
+        if ctx.rag_context or ctx.shared_document or tools or shared:
             sections.append(UNTRUSTED_RULE)  # tool results come fenced too
-        if ctx.memory_pack:
-            sections.append(f"# Memory\n{ctx.memory_pack}")
+        # A part of a shared document the prompt holds already is left out of # Memory.
+        in_prompt = f"{ctx.rag_context}\n{ctx.shared_document}"
+        if memory := memory_section(ctx.memory_pack, in_prompt):
+            sections.append(f"# Memory\n{memory}")
         if ctx.rag_context:
             sections.append(f"# Relevant Memory\n{fenced('memory', ctx.rag_context)}")
         if ctx.shared_document:

@@ -17,6 +17,7 @@ sessions, the Telegram inbox) `UserMemoryStore`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from typing import Protocol, runtime_checkable
 
 from bot.config.model import MemoryConfig
@@ -75,10 +76,15 @@ class MemoryItemsPort(Protocol):
 
 
 class DocumentNotes(Protocol):
-    """Where a shared document's one-line note goes (`bot/media/library.py`)."""
+    """Where a shared document's note and parts go (`bot/media/library.py`)."""
 
     async def add(self, user_id: str, new_items: list[MemoryItem]) -> list[MemoryItem]:
         """Store the items (merged into kept ones they repeat); returns them as stored."""
+        ...
+
+    async def keep_parts(self, user_id: str, parts: list[MemoryItem]) -> int:
+        """Store a document's parts in batches, as one background write of the user that
+        `/forget all` waits for; returns how many were stored."""
         ...
 
 
@@ -111,12 +117,25 @@ class ExtractionTarget(Protocol):
 
 
 class BrowsableMemory(Protocol):
-    """A user's items as `/memory` lists them and `/forget <id>` deletes them one by one."""
+    """A user's items as `/memory` lists and searches them and `/forget <id>` deletes them,
+    with what else holds the same words (`bot/memory/forgetting.py`)."""
 
     async def overview(self, user_id: str) -> MemoryOverview: ...
 
+    async def search(self, user_id: str, query: str, limit: int = 8) -> list[ScoredItem]:
+        """Items sharing words or meaning with `query`, best first, of every layer."""
+        ...
+
     async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
         """Delete one item of this user; None when the user has no such item."""
+        ...
+
+    async def forget_many(self, user_id: str, item_ids: Collection[str]) -> list[MemoryItem]:
+        """Delete these items of this user; returns those there were."""
+        ...
+
+    async def parts_of(self, user_id: str, document_id: str) -> list[MemoryItem]:
+        """The parts of the shared document whose note has `document_id`, in order."""
         ...
 
 
@@ -135,6 +154,23 @@ class LeavesTraces(Protocol):
     def traces_left(self, user_id: str) -> str | None:
         """What may remain of what `forget_user(user_id)` just deleted, for the user; None
         when nothing does."""
+        ...
+
+
+@runtime_checkable
+class ForgetsByWords(Protocol):
+    """A `UserMemoryStore` that `/forget <id>` can search for the words of what it forgets
+    (LightRAG's documents: the conversations that said a fact, a shared document's pieces)."""
+
+    async def count_for(self, user_id: str) -> int: ...
+
+    async def forget_holding(self, user_id: str, words: str, holds: Callable[[str], bool]) -> int:
+        """Delete the user's entries a search for `words` finds and `holds` accepts; how many
+        went. Raises when the store could not be searched or could not delete."""
+        ...
+
+    async def forget_shared_at(self, user_id: str, prefix: str) -> int:
+        """Delete the user's entries whose name begins with `prefix`; how many went."""
         ...
 
 

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from bot.config import RuntimeConfig
 from bot.rag.model import (
+    FoundText,
     IndexReceipt,
     LedgerEntry,
     QueuedDocument,
@@ -70,6 +71,11 @@ class RagDocumentStore(Protocol):
         """Delete documents by id; raises `RagUnavailable` when it could not."""
         ...
 
+    async def texts_about(self, owner: str, text: str) -> list[FoundText]:
+        """The pieces of `owner`'s documents a query for `text` finds, as recall would find
+        them; raises `RagUnavailable` when the server could not be asked."""
+        ...
+
 
 class RagHealthCheck(Protocol):
     """`/status`: how the server is doing."""
@@ -119,6 +125,10 @@ class IndexQueueStore(Protocol):
         """Drop every document of `owner`, set-aside ones too; returns how many went."""
         ...
 
+    async def forget_where(self, owner: str, wanted: Callable[[RagDocument], bool]) -> int:
+        """Drop the documents of `owner` that `wanted` accepts; how many went."""
+        ...
+
 
 class IndexLedgerStore(Protocol):
     """Which documents each user has on the LightRAG server: files, or PostgreSQL."""
@@ -136,6 +146,10 @@ class IndexLedgerStore(Protocol):
         ...
 
     async def forget(self, owner: str) -> None: ...
+
+    async def drop(self, owner: str, file_sources: set[str]) -> None:
+        """Forget these documents of `owner` (deleted on the server one by one)."""
+        ...
 
     def owner_count(self) -> int:
         """How many users have documents on the server (cheap: no I/O)."""

@@ -17,6 +17,8 @@ from datetime import datetime
 
 from bot.rag.model import RagDocument
 
+CONVERSATION_PREFIX = "conv_"
+"""How the name of an exchange's document begins (a shared document's pieces: `doc_`)."""
 _SOURCE = re.compile(r"^(?:conv|doc)_\d{8}_\d{6}_u([A-Za-z0-9]+)_c([A-Za-z0-9]+)_([a-z0-9]+)\.txt$")
 
 
@@ -57,6 +59,11 @@ def shared_file_piece(
         text=body,
         created_at=at,
     )
+
+
+def shared_pieces_prefix(owner: str, at: datetime) -> str:
+    """How the names of every piece of the document `owner` shared at `at` begin."""
+    return f"doc_{at:%Y%m%d_%H%M%S}_u{tag(owner)}_"
 
 
 def named_by_content(document: RagDocument) -> bool:

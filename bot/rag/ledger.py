@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from bot.rag.documents import tag
 from bot.rag.model import LedgerEntry
-from bot.storage.atomic import append_line_safely, make_private_dir
+from bot.storage.atomic import append_line_safely, make_private_dir, write_atomic
 from bot.storage.disk import START, DiskHealth
 
 log = logging.getLogger("bot.rag")
@@ -75,6 +75,17 @@ class IndexLedger:
     async def forget(self, owner: str) -> None:
         """`clear`, as `IndexLedgerStore` does it."""
         self.clear(owner)
+
+    async def drop(self, owner: str, file_sources: set[str]) -> None:
+        """Rewrite the owner's file without these documents (deleted on the server)."""
+        kept = [e for e in self.entries(owner) if e.file_source not in file_sources]
+        if not kept:
+            self.clear(owner)
+            return
+        data = "".join(entry.model_dump_json() + "\n" for entry in kept).encode("utf-8")
+        await asyncio.to_thread(write_atomic, self.path_for(owner), data)
+        if owner in self._sources:
+            self._sources[owner] -= file_sources
 
     def owner_count(self) -> int:
         """How many users have documents recorded here, i.e. share the server; no disk read."""

@@ -66,6 +66,14 @@ class StoredDocument:
     file_source: str
 
 
+@dataclass(frozen=True)
+class FoundText:
+    """A piece of one of the asking user's documents that a query found, with its source."""
+
+    file_source: str
+    text: str
+
+
 class LedgerEntry(BaseModel):
     """One document a user has on the server, as the index ledger records it."""
 

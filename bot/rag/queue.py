@@ -26,6 +26,11 @@ from bot.storage.disk import START, DiskHealth
 log = logging.getLogger("bot.rag")
 
 
+def _read(path: Path) -> RagDocument:
+    """A set-aside document's file (it was readable when set aside: `failed_of` read it)."""
+    return RagDocument.model_validate_json(path.read_bytes())
+
+
 class IndexQueue:
     """FIFO of documents waiting for LightRAG, safe across crashes and restarts.
 
@@ -162,6 +167,27 @@ class IndexQueue:
         for path in refused:
             self.delete_failed(path)
         return len(queued) + len(refused) + self.forget_unwritten(owner)
+
+    async def forget_where(self, owner: str, wanted: Callable[[RagDocument], bool]) -> int:
+        """Drop the owner's documents `wanted` accepts, queued, set aside or waiting in
+        memory; returns how many went."""
+        queued = [i for i in self.all() if i.document.owner == owner and wanted(i.document)]
+        for item in queued:
+            self.remove(item)
+        refused = [path for path in self.failed_of(owner) if wanted(_read(path))]
+        for path in refused:
+            self.delete_failed(path)
+        waiting = [
+            name
+            for name, data in self._unwritten.items()
+            if (document := RagDocument.model_validate_json(data)).owner == owner
+            and wanted(document)
+        ]
+        for name in waiting:
+            del self._unwritten[name]
+            self._untrack(name)
+        self._depth = max(0, self._depth - len(waiting))
+        return len(queued) + len(refused) + len(waiting)
 
     # -- the files themselves -------------------------------------------------------------------
 

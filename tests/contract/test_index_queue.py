@@ -102,3 +102,37 @@ async def test_the_ledger_says_which_documents_the_server_has(new_index_ledger):
     assert await restarted.holds("ann", "b")
     await restarted.forget("ann")
     assert not await restarted.holds("ann", "a")
+
+
+async def test_the_ledger_drops_single_documents_deleted_on_the_server(new_index_ledger):
+    ledger = await new_index_ledger()
+    for source in ("a", "b", "c"):
+        await ledger.record("ann", entry(source, f"doc-{source}"))
+    await ledger.record("bob", entry("a", "doc-bob"))
+    await ledger.drop("ann", {"a", "c"})
+    restarted = await new_index_ledger()
+    assert [e.file_source for e in await restarted.entries_of("ann")] == ["b"]
+    assert not await restarted.holds("ann", "a") and await restarted.holds("bob", "a")
+    await restarted.drop("ann", {"b"})
+    assert await restarted.entries_of("ann") == []
+    assert restarted.owner_count() == 1
+
+
+async def test_a_users_documents_holding_some_words_are_dropped_alone(new_index_queue):
+    queue = await new_index_queue()
+    for owner, text in (
+        ("ann", "my sister Olga lives in Porto"),
+        ("bob", "Olga from Porto again"),
+        ("ann", "we deploy on Fridays"),
+        ("ann", "Olga visited Porto, set aside"),
+    ):
+        await queue.put(document(owner, text))
+    await queue.refuse(await queue.claim(), "refused")  # ann's first, set aside
+    assert await queue.forget_where("ann", lambda document: "Olga" in document.text) == 2
+    restarted = await new_index_queue()
+    assert await restarted.count_of("ann") == 1 and await restarted.count_of("bob") == 1
+    texts = []
+    while (item := await restarted.claim()) is not None:
+        texts.append(item.document.text)
+        await restarted.done(item)
+    assert sorted(texts) == ["Olga from Porto again", "we deploy on Fridays"]

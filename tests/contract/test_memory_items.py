@@ -4,9 +4,13 @@ forgetting leaves nothing; an expired episode is gone. The JSONL files and Postg
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from bot.config.model import MemoryConfig
+from bot.conversation import utc_now
+from bot.memory.documents import document_parts, part_id
+from bot.memory.forgetting import forget_with_its_words
 from bot.memory.model import ItemType, Layer, new_item
 
 SERVER = "Remember that my staging server is at 10.0.0.5."
@@ -100,6 +104,27 @@ async def test_by_default_an_episode_is_recalled_a_year_later(new_memory_store, 
     assert await restarted.count_for("ann") == 1
 
 
+async def test_a_stored_ttl_counts_no_more_once_the_config_sets_none(
+    new_memory_store, memory_clock
+):
+    """Episodes stored under the old 90-day default keep that TTL on disk; with
+    `episodicTtlDays` null they are kept, their TTL cleared for good: a later config that sets
+    a TTL again applies it to new episodes only."""
+    with_ttl = MemoryConfig(episodicTtlDays=90)
+    store = await new_memory_store(config=with_ttl)
+    await tell(store, "ann", "We moved the billing database to a new cluster, the replica lags")
+    memory_clock.now += timedelta(days=100)  # past the stored 90 days
+    restarted = await new_memory_store()
+    assert await restarted.count_for("ann") == 1
+    assert "billing" in await restarted.recall("ann", "billing database replica lags")
+    await tell(restarted, "ann", "The new cluster runs in Frankfurt with three nodes now")
+    assert "billing" in await restarted.recall("ann", "billing database replica lags")
+    memory_clock.now += timedelta(days=100)
+    again = await new_memory_store(config=with_ttl)
+    assert await again.count_for("ann") == 2, "cleared for good, not only ignored"
+    assert "billing" in await again.recall("ann", "billing database replica lags")
+
+
 async def test_a_question_in_other_words_finds_the_fact_by_meaning(new_memory_store, e5):
     store = await new_memory_store(e5)
     await tell(
@@ -131,3 +156,63 @@ async def test_words_with_quotes_and_backslashes_are_found_as_they_are(new_memor
     found = await (await new_memory_store()).search("ann", "o'neil ss'w")
     assert [s.item.content for s in found] == [note]
     assert await store.search("ann", "' \\ | & ! ( ) :*") == []
+
+
+def a_document(document_id: str, parts: int, *, at=None):
+    """A shared document's parts, each naming its number ("clause 7 of the lease")."""
+    pieces = [f"Clause {n} of the lease: the tenant waters plant number {n}." for n in range(parts)]
+    return document_parts(document_id, pieces, at or utc_now(), 0.6)
+
+
+async def test_a_documents_parts_are_recalled_and_forgotten_with_its_note(new_memory_store):
+    store = await new_memory_store()
+    (note,) = await store.add(
+        "ann", [new_item(ItemType.FACT, "The user shared a lease.", source="t", confidence=0.6)]
+    )
+    assert await store.keep_parts("ann", a_document(note.id, 40)) == 40
+    assert await store.keep_parts("bob", a_document("0123456789", 2)) == 2
+    restarted = await new_memory_store()
+    assert "plant number 17." in await restarted.recall("ann", "which tenant waters plant 17?")
+    overview = await restarted.overview("ann")
+    assert [fact.id for fact in overview.facts] == [note.id]
+    assert (overview.document_parts, overview.episodes) == (40, 0)
+    parts = await restarted.parts_of("ann", note.id)
+    assert [part.id for part in parts] == [part_id(note.id, n) for n in range(1, 41)]
+    assert await restarted.parts_of("bob", note.id) == []
+
+    gone = await forget_with_its_words(restarted, "ann", note.id)
+    assert gone is not None and gone.parts == 40
+    again = await new_memory_store()
+    assert await again.count_for("ann") == 0
+    assert await again.recall("ann", "which tenant waters plant 17?") == ""
+    assert await again.count_for("bob") == 2, "another user's document stays"
+
+
+async def test_forgetting_a_fact_forgets_the_snippets_that_said_it(new_memory_store):
+    store = await new_memory_store()
+    await tell(
+        store,
+        "ann",
+        "btw my sister Olga lives in Porto and paints tiles",
+        "I repeat it: my sister Olga lives in Porto, near the river",
+        "We deploy the billing service with docker compose every Friday",
+    )
+    fact = next(f for f in (await store.overview("ann")).facts if "Olga" in f.content)
+    gone = await forget_with_its_words(store, "ann", fact.id)
+    assert gone is not None and len(gone.snippets) == 2
+    restarted = await new_memory_store()
+    assert "Porto" not in await restarted.recall("ann", "where does my sister Olga live? Porto?")
+    assert [s.item.content for s in await restarted.search("ann", "Olga Porto sister")] == []
+    assert "docker compose" in await restarted.recall("ann", "how do we deploy billing?")
+
+
+async def test_forgetting_everything_in_the_middle_of_a_document_leaves_nothing(
+    new_memory_store,
+):
+    store = await new_memory_store()
+    upload = asyncio.create_task(store.keep_parts("ann", a_document("abcdef0123", 300)))
+    await asyncio.sleep(0)  # the first batch is being written
+    await store.forget_user("ann")
+    assert upload.done(), "forgetting waited for the parts on their way"
+    assert await store.count_for("ann") == 0
+    assert await (await new_memory_store()).count_for("ann") == 0

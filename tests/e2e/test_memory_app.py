@@ -1,16 +1,19 @@
 """Short-term memory through the whole app: real openai client, real files, local LLM server."""
 
 import json
+import re
 
 import pytest
 
 from bench.memory_eval_data import load_eval_set
 from bench.memory_generalisation import questions_of, run_conversation
 from bench.memory_recall import FACTS, TARGET_AT_6, evaluate, memory_lines
+from bot.conversation import IncomingFile, IncomingMessage
 from tests.conftest import edit_runtime_config
 from tests.e2e.conftest import ALICE, BOB, say
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import Reply
+from tests.fakes.untrusted import fences
 
 
 def last_system_prompt(fake_llm):
@@ -213,3 +216,65 @@ async def test_generalisation_set_meaning_finds_paraphrases_that_words_cannot(tm
     assert words.recall < 0.15
     assert meaning.recall >= 0.85  # 0.92 measured; a question of 38 varies run to run
     assert meaning.junk_share <= 0.05
+
+
+def shared(address, file_name, text, caption=""):
+    """A message carrying a document, as a channel hands it over (label, then caption)."""
+    document = IncomingFile(file_name, "text/plain", text.encode())
+    label = f"{document.label} {caption}".strip()
+    return IncomingMessage(address, f"user-{address.chat_id}", label, file=document)
+
+
+TRIP = (
+    "Trip plan for Lisbon. Day one: the ferry to Cacilhas leaves Cais do Sodre at 09:40, "
+    "lunch at Ponto Final. Day two: the tram 28 to Graca, then the tile museum, closed on "
+    "Mondays. The hotel booking reference is QX-4471-LIS, breakfast from 7 to 10."
+)
+
+
+async def test_a_document_is_recalled_after_new_and_gone_once_forgotten(app, fake_llm):
+    """The default config (no LightRAG): the text goes to short-term memory, fenced in the
+    prompt as a document's; `/forget <its id>` deletes it for good."""
+    channel = RecordingChannel()
+    await app.handle(shared(ALICE, "lisbon.txt", TRIP), channel)
+    said = channel.texts()[-1]
+    assert "It's in my memory now" in said
+    note_id = re.search(r"/forget ([0-9a-f]+) deletes it", said).group(1)
+    await app.handle(say(ALICE, "/new"), channel)
+    await app.handle(say(ALICE, "What is my hotel booking reference in Lisbon?"), channel)
+    prompt = last_system_prompt(fake_llm)
+    assert any("QX-4471-LIS" in line for line in memory_lines(prompt))
+    [body] = [body for kind, body in fences(prompt) if kind == "document"]
+    assert "QX-4471-LIS" in body and f"#{note_id}0001]" in body
+    assert "# Untrusted Content" in prompt
+    await app.handle(say(ALICE, "/memory hotel booking Lisbon"), channel)
+    listing = channel.texts()[-1]
+    assert "Parts of shared documents:" in listing and f"#{note_id}0001" in listing
+
+    await app.handle(say(ALICE, f"/forget {note_id}"), channel)
+    assert "Also deleted the document's text (1 part)." in channel.texts()[-1]
+    await app.handle(say(ALICE, "What is my hotel booking reference in Lisbon?"), channel)
+    assert "QX-4471-LIS" not in last_system_prompt(fake_llm)
+    await app.memory.drain()
+    assert await app.memory.count_for("user-alice") == 1, "the exchange just asked, alone"
+
+
+async def test_forgetting_a_fact_forgets_the_snippets_that_hold_its_words(app, fake_llm):
+    channel = RecordingChannel()
+    await app.handle(say(ALICE, "btw my sister Olga lives in Porto and paints tiles"), channel)
+    await app.memory.drain()
+    await app.handle(say(ALICE, "/memory sister Porto"), channel)
+    listing = channel.texts()[-1]
+    assert "Facts:" in listing and "Conversation snippets:" in listing
+    fact_id = re.search(r"#([0-9a-f]+) The user's sister Olga lives in Porto", listing).group(1)
+    await app.handle(say(ALICE, f"/forget {fact_id}"), channel)
+    reply = channel.texts()[-1]
+    assert reply.startswith("Forgotten: The user's sister Olga lives in Porto")
+    assert "Also deleted 1 conversation snippet that held the same words" in reply
+    await app.handle(say(ALICE, "/new"), channel)
+    await app.handle(say(ALICE, "Where does my sister live?"), channel)
+    assert "Porto" not in last_system_prompt(fake_llm)
+    await app.handle(say(ALICE, "/memory sister Porto"), channel)
+    assert "Porto" not in channel.texts()[-1].split("\n", 1)[1], "only the question just asked"
+    await app.handle(say(ALICE, "/memory Olga tiles"), channel)
+    assert not re.search("Olga|tiles|Porto", channel.texts()[-1].split("\n", 1)[1])

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 import pytest
 
 from bot.app import BotApp
-from bot.conversation import ChatAddress, IncomingMessage
+from bot.conversation import ChatAddress, IncomingFile, IncomingMessage
 from bot.rag.documents import owner_tag_of, tag
 from tests.conftest import edit_runtime_config
 from tests.fakes.channel import RecordingChannel
@@ -261,3 +262,75 @@ async def test_a_skill_the_model_activates_is_in_the_next_prompt_and_the_indexed
     await rag_app.handle(say("1201", "/new"), channel)
     await rag_app.handle(say("1201", "What about basil on the same balcony in Porto?"), channel)
     assert "\n# Active Skill" not in fake_llm.system_prompts()[-1], "/new clears it"
+
+
+async def test_forgetting_a_fact_deletes_the_conversations_that_said_it_on_the_server(
+    rag_app, fake_llm, lightrag
+):
+    channel = RecordingChannel()
+    await rag_app.handle(
+        say("951", "Remember that my bicycle lock code is 8080 at Utrecht station."), channel
+    )
+    await rag_app.handle(say("951", "We deploy the billing service every Friday at noon."), channel)
+    await rag_app.handle(
+        say("952", "Remember that my bicycle lock code is 4242 at Utrecht station."), channel
+    )
+    await wait_indexed(rag_app, lightrag, 3)
+    await rag_app.memory.drain()
+    (fact,) = [f for f in (await rag_app.memory.overview("951")).facts if "bicycle" in f.content]
+
+    await rag_app.handle(say("951", f"/forget {fact.id}"), channel)
+    reply = channel.texts()[-1]
+    assert "Also deleted 1 conversation snippet" in reply
+    assert "Deleted 1 document holding them from long-term memory (LightRAG) too." in reply
+    assert "in the descriptions of names they share" in reply, "what remains, said plainly"
+    for _ in range(100):
+        tags = [owner_tag_of(s) for s in lightrag.file_sources()]
+        if tags.count("951") == 1:
+            break
+        await asyncio.sleep(0.2)
+    assert tags.count("951") == 1 and tags.count("952") == 1, "the other talk, and Bob's, stay"
+    long_term = next(s for s in rag_app.memory_stores if "LightRAG" in s.label)
+    assert await long_term.count_for("951") == 1, "the ledger forgot the deleted one"
+    await rag_app.handle(say("951", "What is my bicycle lock code at Utrecht station?"), channel)
+    assert "8080" not in fake_llm.system_prompts()[-1]
+
+
+async def test_a_document_with_lightrag_on_is_in_the_prompt_once_and_forgotten_in_both(
+    rag_app, fake_llm, lightrag
+):
+    channel = RecordingChannel()
+    text = (
+        "Boat maintenance log. The mooring at Doca de Alcantara costs 310 euros a year and "
+        "the harbour master is called Ines Barros. Antifouling paint is applied every April."
+    )
+    document = IncomingFile("boat.txt", "text/plain", text.encode())
+    message = IncomingMessage(ChatAddress("test", "chat-971"), "971", document.label, file=document)
+    await rag_app.handle(message, channel)
+    note_id = re.search(r"/forget ([0-9a-f]+) deletes it", channel.texts()[-1]).group(1)
+    await wait_indexed(rag_app, lightrag, 1)
+    await rag_app.handle(say("971", "/new"), channel)
+    await rag_app.handle(say("971", "Who is the harbour master at Doca de Alcantara?"), channel)
+    prompt = fake_llm.system_prompts()[-1]
+    # The same words never twice: # Memory leaves out the part LightRAG's context holds.
+    assert "harbour master is called Ines Barros" in relevant_memory(prompt)
+    memory = prompt.split("\n# Memory\n", 1)[1].split("\n# ", 1)[0] if "# Memory" in prompt else ""
+    assert "Ines Barros" not in memory
+
+    await rag_app.handle(say("971", f"/forget {note_id}"), channel)
+    reply = channel.texts()[-1]
+    assert "Also deleted the document's text (1 part)." in reply
+    assert "Deleted 1 document holding them from long-term memory (LightRAG) too." in reply
+    for _ in range(100):
+        if not [s for s in lightrag.file_sources() if s.startswith("doc_")]:
+            break
+        await asyncio.sleep(0.2)
+    assert not [s for s in lightrag.file_sources() if s.startswith("doc_")]
+    await rag_app.handle(say("971", "Who is the harbour master at Doca de Alcantara?"), channel)
+    prompt = fake_llm.system_prompts()[-1]
+    assert "Ines Barros" not in prompt.split("# Relevant Memory", 1)[0], "# Memory"
+    conversations = relevant_memory(prompt).split("Related facts:", 1)[0]
+    assert "Ines Barros" not in conversations, "the document's own text is gone"
+    # What remains: LightRAG's graph keeps descriptions its model drew from the document for
+    # names the later question shares ("Doca", "Alcantara"), and the reply said so.
+    assert "in the descriptions of names they share" in reply

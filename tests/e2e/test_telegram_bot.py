@@ -997,7 +997,8 @@ async def test_a_pdf_is_read_and_queued_for_the_senders_long_term_memory(
     pdf = pdf_with_text("Invoice 0042: the boat mooring costs 310 euros a year.")
     telegram.send_media(ALICE, "document", content=pdf, file_name="mooring.pdf")
     (answer,) = await replies(telegram, ALICE.id)
-    assert "long-term memory is off" in answer.text  # read, but not kept: RAG is off
+    assert "It's in my memory now" in answer.text  # RAG is off: short-term memory keeps it
+    assert not list((settings.data_dir / "rag" / "queue").glob("*"))
 
     edit_runtime_config(
         settings.runtime_config_path, rag={"enabled": True, "url": "http://127.0.0.1:9"}

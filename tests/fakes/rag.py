@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.config import RuntimeConfig
 from bot.rag.model import (
+    FoundText,
     IndexReceipt,
     RagDocument,
     RagHealth,
@@ -29,6 +30,8 @@ class FakeRag:
         self.busy_deletes = 0
         self.uploads: dict[str, UploadStatus] = {}
         self.attempts = 0
+        self.about: list[FoundText] = []
+        """What `texts_about` finds, whatever it is asked."""
 
     async def query(self, text: str, owner: str, config: RuntimeConfig) -> str:
         self.asked.append((text, owner, config.rag.query_mode))
@@ -64,6 +67,11 @@ class FakeRag:
             self.busy_deletes -= 1
             raise RagUnavailable("busy")
         self.deleted.append(doc_ids)
+
+    async def texts_about(self, owner: str, text: str) -> list[FoundText]:
+        if self.down:
+            raise RagUnavailable("Connection refused")
+        return list(self.about)
 
     async def health(self) -> RagHealth:
         return RagHealth(not self.down, "down" if self.down else "healthy at here")

@@ -18,6 +18,7 @@ from bot.adapters.embeddings.embedded import EmbeddedEmbedder
 from bot.adapters.postgres.database import REST_SECONDS, Database, DatabaseDown, DatabaseHealth
 from bot.adapters.postgres.memory import postgres_memory
 from bot.config.model import MemoryConfig
+from bot.memory.documents import document_parts
 from bot.memory.file_repository import file_memory
 from bot.memory.model import ItemType, new_item
 from bot.memory.service import MemoryService
@@ -147,6 +148,41 @@ async def test_two_processes_storing_one_fact_at_once_make_one_item(database_url
         assert len(items) == 2, "the fact and the exchange, each once (repeated: promoted)"
         fact = next(item for item in items if item.content.startswith("The user's staging"))
         assert fact.confidence > 0.95, "six repeats, each merged into the one item"
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_two_processes_writing_one_users_documents_and_talk_lose_nothing(database_url):
+    """Two bot processes on one database, each storing a document of the same user while
+    the other stores what the user says: every part and every exchange is there after."""
+    first, second = await opened(database_url), await opened(database_url)
+    try:
+        stores = [postgres_memory(db, MemoryConfig, lambda: NOW) for db in (first, second)]
+        documents = [
+            document_parts(
+                document_id,
+                [f"Page {n} of report {document_id}: figure {n}." for n in range(90)],
+                NOW,
+                0.6,
+            )
+            for document_id in ("aaaaaaaaaa", "bbbbbbbbbb")
+        ]
+        said = [f"Our quarterly review number {n} moved to room {n}00." for n in range(6)]
+        kept = await asyncio.gather(
+            *(
+                store.keep_parts("ann", parts)
+                for store, parts in zip(stores, documents, strict=True)
+            ),
+            *(
+                store.remember_exchange("ann", words, "Noted.", f"t:{at}")
+                for at, (store, words) in enumerate(zip(stores * 3, said, strict=True))
+            ),
+        )
+        assert kept[:2] == [90, 90]
+        overview = await stores[0].overview("ann")
+        assert (overview.document_parts, overview.episodes) == (180, 6)
+        assert len(await stores[1].parts_of("ann", "bbbbbbbbbb")) == 90
     finally:
         await first.close()
         await second.close()

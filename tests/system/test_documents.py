@@ -37,7 +37,7 @@ def test_a_pdf_is_recalled_by_its_owner_only_and_forgotten_with_forget_all(
     stack = make_stack(own_lightrag, allowed=[OWNER, OTHER])
     reply = send_pdf(stack, OWNER, "warehouse.pdf")
     assert reply.startswith("I read “warehouse.pdf”: 2 pages, "), reply
-    assert "long-term memory" in reply
+    assert "It's in my memory now" in reply
     stack.wait_indexed(1)
     sources = own_lightrag.file_sources()
     assert [owner_tag_of(s) for s in sources] == [str(OWNER)]

@@ -261,3 +261,46 @@ async def test_with_a_choice_store_the_switch_lives_there_and_not_in_its_file(tm
     assert RememberSwitch(tmp_path / "x.json", store).is_remembering("ada") is False
     assert await switch.set_remembering("ada", True)
     assert store.get("ada") is None and switch.is_remembering("ada")
+
+
+class WordsDocuments(FakeDocuments):
+    """LightRAG's documents as `/forget <id>` searches them: `found` go, or it fails."""
+
+    def __init__(self, found: int = 0, fail: bool = False) -> None:
+        super().__init__({"ada": 5}, fail)
+        self.found, self.asked = found, []
+
+    async def forget_holding(self, user_id, words, holds):
+        if self.fail:
+            raise ConnectionError("LightRAG down")
+        self.asked.append((user_id, words, holds(f"User: {words}"), holds("User: hello there")))
+        return self.found
+
+    async def forget_shared_at(self, user_id, prefix):
+        return 0
+
+
+@pytest.mark.parametrize(
+    ("long_term", "said"),
+    [
+        (WordsDocuments(found=2), "Deleted 2 documents holding them from long-term memory"),
+        (WordsDocuments(fail=True), "could not be searched just now, so it may still hold"),
+    ],
+)
+async def test_forget_one_fact_takes_its_snippets_and_says_what_long_term_memory_did(
+    memory, switch, timer, long_term, said
+):
+    registry = CommandRegistry()
+    MemoryCommands(registry, memory, [memory, long_term], switch, clock=timer).register()
+    told = "btw my sister Olga lives in Porto, near the river"
+    await memory.remember_exchange("ada", told, "How nice, Porto is lovely.", "t1")
+    bike = "I bought a red bike for the commute to the office downtown"
+    await memory.remember_exchange("ada", bike, "Enjoy the rides to work!", "t2")
+    (fact,) = [f for f in (await memory.overview("ada")).facts if "Olga" in f.content]
+    reply = await command(registry, f"/forget {fact.id}")
+    assert reply.startswith("Forgotten: The user's sister Olga lives in Porto")
+    assert "Also deleted 1 conversation snippet that held the same words (#" in reply
+    assert said in reply
+    assert (await memory.overview("ada")).episodes == 1, "the other snippet stays"
+    if not long_term.fail:
+        assert long_term.asked == [("ada", fact.content, True, False)]

@@ -180,7 +180,7 @@ class Gate:
         gate = self
 
         class GatedFiles(UserFiles):
-            def load(self, now, on_layered=None):
+            def load(self, now, on_layered=None, stored_ttl=True):
                 if gate.before_facts:
                     gate.hold()
 
@@ -189,7 +189,8 @@ class Gate:
                     if not gate.before_facts:
                         gate.hold()  # facts and how-tos handed over; episodes not read yet
 
-                return super().load(now, then_hold if on_layered is not None else None)
+                held = then_hold if on_layered is not None else None
+                return super().load(now, held, stored_ttl)
 
         return GatedFiles(root, user_id)
 

@@ -144,10 +144,12 @@ def test_episodes_older_than_lookback_and_expired_items_are_not_recalled():
     )
     expired = item("Temporary kafka note.", age_days=5, ttl_days=2)
     fresh_episode = item("User: kafka lag again → Assistant: add partitions", ItemType.EXCHANGE, 1)
-    ranked = rank(
-        items_of(old_episode, expired, fresh_episode), "kafka", NOW, config(lookbackDays=21)
-    )
+    stored = items_of(old_episode, expired, fresh_episode)
+    ranked = rank(stored, "kafka", NOW, config(lookbackDays=21, episodicTtlDays=30))
     assert contents(ranked) == [fresh_episode.content]
+    # With no TTL in the config, a TTL stored with an item counts no more.
+    ranked = rank(stored, "kafka", NOW, config(lookbackDays=21))
+    assert sorted(contents(ranked)) == sorted([expired.content, fresh_episode.content])
 
 
 def scored(content, score, source=""):

@@ -6,7 +6,9 @@ Nothing is cached: each recall asks the database for the candidates (the items s
 with the question, through the GIN index; the vectors of the current embedding model; the
 strongest items) and scores words and vectors in a worker thread; `MemoryService` ranks them.
 A write runs in a transaction holding the owner's advisory lock, so two processes merging the
-same fact one after the other make one item, not two.
+same fact one after the other make one item, not two. While the config sets no episode TTL,
+an owner's stored TTLs are cleared the first time this process reads or writes that owner
+(`bot/memory/retention.py`), and no row is deleted by one.
 
 While the database cannot be reached, calls raise `DatabaseDown` (a `StoreDown`): the service
 answers recalls without `# Memory` and keeps what a turn would store until the database is
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
 from datetime import datetime
 
@@ -27,12 +29,11 @@ from bot.adapters.postgres import memory_rows as rows
 from bot.adapters.postgres.database import Database
 from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
+from bot.memory.documents import is_part_of
 from bot.memory.index import relevance_among
-from bot.memory.model import (
-    Layer,
-    MemoryItem,
-)
+from bot.memory.model import FACT_LAYERS, Layer, MemoryItem
 from bot.memory.repository import Question
+from bot.memory.retention import ttl_applies
 from bot.memory.scoring import (
     EPISODE_POOL,
     PROFILE_TOP_K,
@@ -59,6 +60,13 @@ EVICT_OLDEST_EPISODES = """
 """A user's episodes past `maxEpisodes`, the oldest, go: a long life is bounded by count, not
 age. The index on (owner, layer, updated_at) walks the cap's entries, no more."""
 
+CLEAR_STORED_TTL = """
+    UPDATE memory_items SET expires_at = NULL, item = (item::jsonb || '{"ttl_days": null}')::text
+    WHERE owner = %s AND expires_at IS NOT NULL
+"""
+"""One owner's stored TTLs, cleared while the config sets none (`bot/memory/retention.py`):
+idempotent, so several processes may run it at once; the (owner) index finds the rows."""
+
 
 def postgres_memory(
     database: Database,
@@ -69,7 +77,7 @@ def postgres_memory(
 ) -> MemoryService:
     """Short-term memory in `database`; what it refuses waits and is retried with the
     database's backlog (see `DatabaseHealth`)."""
-    repository = PostgresRepository(database, clock)
+    repository = PostgresRepository(database, config, clock)
     memory = MemoryService(repository, config, clock, embedder, max_unwritten=max_unwritten)
     database.health.add_backlog(memory)
     return memory
@@ -79,9 +87,17 @@ class PostgresRepository:
     """`MemoryRepository` in the `memory_items` table, shared by every process on the
     database; `DatabaseDown` (a `StoreDown`) while it is away."""
 
-    def __init__(self, database: Database, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self,
+        database: Database,
+        config: Callable[[], MemoryConfig],
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
         self._database = database
+        self._config = config
         self._clock = clock
+        self._ttl_cleared: set[str] = set()
+        """Owners whose stored TTLs were cleared since the config last set none."""
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -95,6 +111,7 @@ class PostgresRepository:
         await question.exchanges_stored()
         terms = list(dict.fromkeys(tokens(question.text)))
         async with self._database.connection(STORE) as connection:
+            await self._clear_stored_ttl(connection, user_id)
             words = await rows.statistics(connection, user_id, now, terms)
             if not words.count:
                 return Candidates({}, {}, {}, [])  # nothing to recall: no question to embed
@@ -121,19 +138,33 @@ class PostgresRepository:
     async def live_items(self, user_id: str, now: datetime) -> list[MemoryItem]:
         """Newest first."""
         async with self._database.connection(STORE) as connection:
+            await self._clear_stored_ttl(connection, user_id)
             return await rows.live(connection, user_id, now)
 
     async def count(self, user_id: str, now: datetime) -> int:
         async with self._database.connection(STORE) as connection:
+            await self._clear_stored_ttl(connection, user_id)
             return await rows.size(connection, user_id, now)
 
     async def recent_facts(self, user_id: str, now: datetime, limit: int) -> list[MemoryItem]:
         async with self._database.connection(STORE) as connection:
-            recent = await rows.live(connection, user_id, now, "layer <> 'episodic'")
+            await self._clear_stored_ttl(connection, user_id)
+            facts = "layer IN ('semantic', 'procedural')"
+            recent = await rows.live(connection, user_id, now, facts)
             strong = await rows.strongest(connection, user_id, now, limit)
         others = {item.id: item for item in recent[:limit]}
-        others.update((i, item) for i, item in strong.items() if item.layer is not Layer.EPISODIC)
+        others.update((i, item) for i, item in strong.items() if item.layer in FACT_LAYERS)
         return list(others.values())
+
+    async def parts_of(self, user_id: str, document_id: str) -> list[MemoryItem]:
+        async with self._database.connection(STORE) as connection:
+            cursor = await connection.execute(
+                "SELECT item FROM memory_items WHERE owner = %s AND layer = %s"
+                " AND starts_with(id, %s) ORDER BY id",
+                (user_id, Layer.DOCUMENT.value, document_id),
+            )
+            found = [MemoryItem.model_validate_json(text) for (text,) in await cursor.fetchall()]
+        return [item for item in found if is_part_of(item, document_id)]
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -142,20 +173,21 @@ class PostgresRepository:
         """A transaction holding the owner's advisory lock: one writer of their items at a
         time, across processes (`DatabaseDown` when the database is away)."""
         async with self._database.connection(STORE, retry) as connection:
+            await self._clear_stored_ttl(connection, user_id)  # committed before the write
             async with connection.transaction():
                 await connection.execute(
                     "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (OWNER_LOCK, user_id)
                 )
                 yield _PostgresOwner(connection, user_id)
 
-    async def forget(self, user_id: str, item_id: str) -> MemoryItem | None:
+    async def forget_many(self, user_id: str, item_ids: Collection[str]) -> list[MemoryItem]:
+        """In one statement (a row's vector is in the row)."""
         async with self._database.connection(STORE) as connection:
             cursor = await connection.execute(
-                "DELETE FROM memory_items WHERE owner = %s AND id = %s RETURNING item",
-                (user_id, item_id),
+                "DELETE FROM memory_items WHERE owner = %s AND id = ANY(%s) RETURNING item",
+                (user_id, sorted(set(item_ids))),
             )
-            row = await cursor.fetchone()
-        return MemoryItem.model_validate_json(row[0]) if row is not None else None
+            return [MemoryItem.model_validate_json(text) for (text,) in await cursor.fetchall()]
 
     async def forget_user(self, user_id: str) -> int:
         async with self._database.connection(STORE) as connection:
@@ -180,6 +212,20 @@ class PostgresRepository:
         """Nothing: every call is awaited by its caller."""
         return []
 
+    async def _clear_stored_ttl(self, connection: AsyncConnection, user_id: str) -> None:
+        """While the config sets no episode TTL, clear the TTLs stored with this owner's
+        items, once per owner and process (and again after the config set one meanwhile),
+        so that none expires by it. The set grows by one short id per owner served."""
+        if ttl_applies(self._config()):
+            self._ttl_cleared.clear()
+            return
+        if user_id in self._ttl_cleared:
+            return
+        cursor = await connection.execute(CLEAR_STORED_TTL, (user_id,))
+        self._ttl_cleared.add(user_id)
+        if cursor.rowcount:
+            log.info("[Memory] kept %d item(s) past their stored TTL: none is set", cursor.rowcount)
+
 
 class _PostgresOwner:
     """One owner's rows, inside `PostgresRepository.writing`'s transaction."""
@@ -198,12 +244,13 @@ class _PostgresOwner:
         """By id: a promoted item's row changes its layer."""
         await rows.upsert(self._connection, self._user_id, items)
 
-    async def tidy(self, now: datetime, max_episodes: int) -> None:
-        """The expired rows go, and the episodes past `max_episodes`."""
-        await self._connection.execute(
-            "DELETE FROM memory_items WHERE owner = %s AND expires_at <= %s",
-            (self._user_id, now),
-        )
+    async def tidy(self, now: datetime, max_episodes: int, expire: bool) -> None:
+        """The expired rows go (when `expire`), and the episodes past `max_episodes`."""
+        if expire:
+            await self._connection.execute(
+                "DELETE FROM memory_items WHERE owner = %s AND expires_at <= %s",
+                (self._user_id, now),
+            )
         await self._connection.execute(
             EVICT_OLDEST_EPISODES, (self._user_id, self._user_id, max_episodes - 1)
         )

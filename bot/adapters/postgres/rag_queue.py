@@ -113,6 +113,22 @@ class PostgresIndexQueue:
             row = await cursor.fetchone()
         return waiting + (int(row[0]) if row else 0)
 
+    async def forget_where(self, owner: str, wanted: Callable[[RagDocument], bool]) -> int:
+        """Drop the owner's documents `wanted` accepts; returns how many went."""
+        mine = [k for k, d in self._unwritten.items() if d.owner == owner and wanted(d)]
+        for key in mine:
+            del self._unwritten[key]
+        async with self._database.connection(QUEUE) as connection:
+            cursor = await connection.execute(
+                "SELECT id, document FROM rag_queue WHERE owner = %s", (owner,)
+            )
+            rows = await cursor.fetchall()
+            gone = [key for key, text in rows if wanted(RagDocument.model_validate_json(text))]
+            if gone:
+                await connection.execute("DELETE FROM rag_queue WHERE id = ANY(%s)", (gone,))
+        await self._count()
+        return len(mine) + len(gone)
+
     async def forget_user(self, owner: str) -> int:
         mine = [key for key, document in self._unwritten.items() if document.owner == owner]
         for key in mine:
@@ -206,6 +222,14 @@ class PostgresIndexLedger:
     async def forget(self, owner: str) -> None:
         async with self._database.connection(LEDGER) as connection:
             await connection.execute("DELETE FROM rag_ledger WHERE owner = %s", (owner,))
+        await self._count_owners()
+
+    async def drop(self, owner: str, file_sources: set[str]) -> None:
+        async with self._database.connection(LEDGER) as connection:
+            await connection.execute(
+                "DELETE FROM rag_ledger WHERE owner = %s AND file_source = ANY(%s)",
+                (owner, sorted(file_sources)),
+            )
         await self._count_owners()
 
     def owner_count(self) -> int:

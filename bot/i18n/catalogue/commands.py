@@ -37,7 +37,10 @@ def about_help() -> Say:
 
 @phrase
 def about_memory() -> Say:
-    return Say(en="what I remember about you", ru="что я о вас помню")
+    return Say(
+        en="what I remember about you; /memory <words>: what I recall about them",
+        ru="что я о вас помню; /memory <слова>: что я о них вспомню",
+    )
 
 
 @phrase

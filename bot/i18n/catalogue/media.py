@@ -59,17 +59,18 @@ def read_not_remembering(name: str, summary: str) -> Say:
 
 
 @phrase
-def read_rag_off(name: str, summary: str) -> Say:
+def read_memory_off(name: str, summary: str) -> Say:
     return Say(
-        en=f"I read {name} ({summary}), but long-term memory is off on this bot (rag.enabled), "
-        "so I can't keep it to answer questions about it later.",
-        ru=f"Я прочитал {name} ({summary}), но долгосрочная память у этого бота выключена "
-        "(rag.enabled), так что сохранить его, чтобы потом отвечать на вопросы, я не могу.",
+        en=f"I read {name} ({summary}), but memory is off on this bot (memory.enabled and "
+        "rag.enabled), so I can't keep it to answer questions about it later.",
+        ru=f"Я прочитал {name} ({summary}), но память у этого бота выключена (memory.enabled и "
+        "rag.enabled), так что сохранить его, чтобы потом отвечать на вопросы, я не могу.",
     )
 
 
 @phrase
 def filed(name: str, summary: str, cut: str, group: bool) -> Say:
+    """Kept in long-term memory (LightRAG) alone: short-term memory is off."""
     whose = "this group's" if group else "my"
     return Say(
         en=f"I read {name}: {summary}{cut}. It's in {whose} long-term memory now: ask me about "
@@ -77,6 +78,39 @@ def filed(name: str, summary: str, cut: str, group: bool) -> Say:
         ru=f"Я прочитал {name}: {summary}{cut}. Теперь он в долгосрочной памяти "
         f"{'этой группы' if group else 'у меня'}: спрашивайте о нём когда угодно (искать по "
         "нему можно примерно через минуту).",
+    )
+
+
+@phrase
+def kept(name: str, summary: str, cut: str, group: bool, note_id: str) -> Say:
+    """Kept in short-term memory (and in LightRAG too when it is on)."""
+    whose = "this group's" if group else "my"
+    return Say(
+        en=f"I read {name}: {summary}{cut}. It's in {whose} memory now: ask me about it any "
+        f"time, also after /new (/memory lists it; /forget {note_id} deletes it).",
+        ru=f"Я прочитал {name}: {summary}{cut}. Теперь он в памяти "
+        f"{'этой группы' if group else 'у меня'}: спрашивайте о нём когда угодно, и после /new "
+        f"(/memory покажет его; /forget {note_id} удалит).",
+    )
+
+
+@phrase
+def could_not_keep(name: str, summary: str) -> Say:
+    return Say(
+        en=f"I read {name} ({summary}), but I could not write it to memory (the disk refused "
+        "it; the log says why), so I can't answer questions about it later.",
+        ru=f"Я прочитал {name} ({summary}), но не смог записать его в память (диск отказал; "
+        "причина в журнале), так что потом отвечать на вопросы о нём не смогу.",
+    )
+
+
+@phrase
+def parts_cut(chars: int, parts: int) -> Say:
+    return Say(
+        en=f" Only its first {chars:,} characters are in my short-term memory (a document is "
+        f"kept in {parts:,} parts at most).",
+        ru=f" В краткосрочной памяти только первые {number_ru(chars)} символов (документ "
+        f"хранится не более чем в {number_ru(parts)} частях).",
     )
 
 

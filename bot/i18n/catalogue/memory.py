@@ -61,6 +61,7 @@ def item_kind(kind: str) -> Say:
         "fact": "факт",
         "how-to": "инструкция",
         "earlier": "ранее",
+        "document": "документ",
     }
     return Say(en=kind, ru=names.get(kind, kind))
 
@@ -90,6 +91,91 @@ def snippets(count: int) -> Say:
 
 
 @phrase
+def document_parts(count: int) -> Say:
+    return Say(
+        en=f"Parts of documents you shared: {count:,} (/forget <a document's id above> deletes "
+        "its text)",
+        ru=f"Части присланных документов: {number_ru(count)} (/forget <номер документа выше> "
+        "удаляет его текст)",
+    )
+
+
+@phrase
+def recallable_header(words: str) -> Say:
+    return Say(
+        en=f"What I could recall about “{words}”:",
+        ru=f"Что я могу вспомнить о «{words}»:",
+    )
+
+
+@phrase
+def nothing_about(words: str) -> Say:
+    return Say(
+        en=f"I remember nothing about “{words}”.",
+        ru=f"О «{words}» я ничего не помню.",
+    )
+
+
+@phrase
+def facts_heading() -> Say:
+    return Say(en="Facts:", ru="Факты:")
+
+
+@phrase
+def snippets_heading() -> Say:
+    return Say(en="Conversation snippets:", ru="Фрагменты разговоров:")
+
+
+@phrase
+def parts_heading() -> Say:
+    return Say(en="Parts of shared documents:", ru="Части присланных документов:")
+
+
+@phrase
+def long_term_not_listed() -> Say:
+    return Say(
+        en="Long-term memory (LightRAG) is not listed here: /forget all deletes it.",
+        ru="Долгосрочная память (LightRAG) здесь не показана: /forget all удаляет её.",
+    )
+
+
+@phrase
+def snippets_forgotten(count: int, ids: str) -> Say:
+    return Say(
+        en=f"Also deleted {plural_en(count, 'conversation snippet', 'conversation snippets')} "
+        f"that held the same words ({ids}).",
+        ru=f"Также удалены фрагменты разговоров с теми же словами: {number_ru(count)} ({ids}).",
+    )
+
+
+@phrase
+def parts_forgotten(count: int) -> Say:
+    return Say(
+        en=f"Also deleted the document's text ({plural_en(count, 'part', 'parts')}).",
+        ru=f"Также удалён текст документа (частей: {number_ru(count)}).",
+    )
+
+
+@phrase
+def long_term_may_hold() -> Say:
+    return Say(
+        en="Long-term memory (LightRAG) could not be searched just now, so it may still hold "
+        "conversations with these words; /forget all deletes all of yours there.",
+        ru="Долгосрочную память (LightRAG) сейчас не удалось просмотреть, так что в ней ещё "
+        "могут быть разговоры с этими словами; /forget all удаляет там все ваши.",
+    )
+
+
+@phrase
+def long_term_forgotten(count: int) -> Say:
+    return Say(
+        en=f"Deleted {plural_en(count, 'document', 'documents')} holding them from long-term "
+        "memory (LightRAG) too.",
+        ru=f"Из долгосрочной памяти (LightRAG) тоже удалены документы с ними: {number_ru(count)}.",
+    )
+
+
+@phrase
 def remembering_state(group: bool, on: bool) -> Say:
     en_state = "on" if on else "OFF (/remember on resumes)"
     ru_state = "включено" if on else "ВЫКЛЮЧЕНО (/remember on возобновляет)"
@@ -110,8 +196,10 @@ def group_memory_apart() -> Say:
 @phrase
 def how_to_forget() -> Say:
     return Say(
-        en="/forget <id> deletes one item, /forget all deletes everything.",
-        ru="/forget <id> удаляет одну запись, /forget all удаляет всё.",
+        en="/forget <id> deletes one item (and what holds its words), /forget all deletes "
+        "everything. /memory <words> shows what I recall about them.",
+        ru="/forget <id> удаляет одну запись (и то, что хранит те же слова), /forget all "
+        "удаляет всё. /memory <слова> показывает, что я о них помню.",
     )
 
 
@@ -206,6 +294,18 @@ def nothing_to_confirm(seconds: float) -> Say:
 @phrase
 def forgot_all(listing: str) -> Say:
     return Say(en=f"Done: deleted {listing}.", ru=f"Готово: удалено — {listing}.")
+
+
+@phrase
+def lightrag_graph_may_keep() -> Say:
+    return Say(
+        en="LightRAG may still show what its model drew from them in the descriptions of names "
+        "they share with your other conversations (its knowledge graph and its cache); "
+        "/forget all removes those with everything else.",
+        ru="LightRAG ещё может показывать то, что его модель извлекла из них, в описаниях имён, "
+        "общих с другими вашими разговорами (его граф знаний и кэш); /forget all удаляет их "
+        "вместе со всем остальным.",
+    )
 
 
 @phrase

@@ -2,6 +2,7 @@
 session store; the LLM scripted, the index queue and memory notes recorded."""
 
 import io
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -13,6 +14,7 @@ from bot.config.model import UsageConfig
 from bot.conversation import ChatAddress, IncomingFile, IncomingMessage
 from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
+from bot.memory.documents import MAX_PARTS
 from bot.pipeline import Pipeline
 from bot.pipeline.attachments import AttachmentSystem
 from bot.pipeline.context_building import ContextBuildingSystem
@@ -49,10 +51,15 @@ class Queue:
 class Notes:
     def __init__(self):
         self.added = []
+        self.parts = []
 
     async def add(self, owner, items):
         self.added += [(owner, item) for item in items]
         return items
+
+    async def keep_parts(self, owner, parts):
+        self.parts += [(owner, part) for part in parts]
+        return len(parts)
 
 
 class Bot:
@@ -143,7 +150,7 @@ async def test_a_pdf_is_filed_in_the_senders_memory_and_noted(bot):
     reply = await bot.send("[Document: house.pdf]", IncomingFile("house.pdf", None, pdf))
 
     assert reply.startswith("I read “house.pdf”: 2 pages, ")
-    assert "It's in my long-term memory now" in reply
+    assert "It's in my memory now" in reply and "after /new" in reply
     assert bot.llm.requests == []  # the reply needs no model
     [piece] = bot.queue.documents
     assert owner_tag_of(piece.file_source) == "42" and piece.file_source.startswith("doc_")
@@ -154,6 +161,11 @@ async def test_a_pdf_is_filed_in_the_senders_memory_and_noted(bot):
     assert owner == "42" and note.type == "fact"
     assert note.content.startswith("The user shared a PDF document (2 pages, ")
     assert "2026-11-23 21:05 UTC" in note.content
+    assert note.content.endswith("its text is in memory, in 1 part.")
+    [(owner, part)] = bot.notes.parts
+    assert owner == "42" and part.type == "document" and part.id.startswith(note.id)
+    assert "blue flowerpot" in part.content and "Lighthouse-77" in part.content
+    assert f"/forget {note.id} deletes it" in reply
 
     session = await bot.sessions.load(PRIVATE.session_key)
     assert [m.content for m in session.messages] == ["[Document: house.pdf]", reply]
@@ -167,7 +179,7 @@ async def test_a_question_sent_with_a_document_is_answered_from_its_text(bot):
     )
 
     said, answered = bot.channel.texts()
-    assert said.startswith("I read “lease.pdf”: 2 pages, ") and "long-term memory" in said
+    assert said.startswith("I read “lease.pdf”: 2 pages, ") and "in my memory now" in said
     assert answered == answer == "It ends on 31 March 2027."
     [request] = bot.llm.requests
     prompt = request.messages[0].content
@@ -217,19 +229,21 @@ async def test_a_long_document_with_a_question_gives_the_model_its_beginning_onl
     doc = IncomingFile("big.txt", "text/plain", body.encode())
     await bot.send("[Document: big.txt] summarise it", doc)
     prompt = bot.llm.requests[0].messages[0].content
-    assert "(its beginning; the rest is in long-term memory)" in prompt
+    assert "(its beginning; the rest is in memory)" in prompt
     assert "Section 0:" in prompt and "Section 199:" not in prompt
 
 
-async def test_with_long_term_memory_off_a_question_is_still_answered_from_the_file(tmp_path):
+async def test_with_long_term_memory_off_the_text_is_kept_in_short_term_memory(tmp_path):
     bot = Bot(tmp_path, '{"rag": {"enabled": false}}')
     note = IncomingFile("note.txt", "text/plain", b"Dentist on the 14th at 9.")
     answer = await bot.send("[Document: note.txt] when is the dentist?", note)
     said = bot.channel.texts()[0]
-    assert "long-term memory is off" in said
+    assert "It's in my memory now" in said
     assert answer.startswith("echo: ")  # the model was asked
     assert "Dentist on the 14th at 9." in bot.llm.requests[0].messages[0].content
-    assert bot.queue.documents == [] and bot.notes.added == []
+    assert bot.queue.documents == [] and len(bot.notes.added) == 1
+    [(_, part)] = bot.notes.parts
+    assert part.content == "Dentist on the 14th at 9."
 
 
 async def test_a_filed_document_counts_as_answered_so_a_replay_does_not_file_it_again(bot):
@@ -260,7 +274,7 @@ async def test_a_long_document_is_filed_in_pieces_each_naming_its_part(bot):
 async def test_a_document_shared_in_a_group_belongs_to_the_group(bot):
     markdown = IncomingFile("plan.md", "text/markdown", b"# Launch\nWe ship on Friday at noon.")
     reply = await bot.send("[Document: plan.md]", markdown, GROUP, user="7", name="Anna")
-    assert "this group's long-term memory" in reply
+    assert "this group's memory now" in reply
     [piece] = bot.queue.documents
     assert owner_tag_of(piece.file_source) == tag("group:telegram:-100777")
     assert owner_tag_of(piece.file_source) != "7"
@@ -296,12 +310,12 @@ async def test_with_short_term_memory_off_a_document_is_filed_without_a_note(tmp
     assert len(bot.queue.documents) == 1 and bot.notes.added == []
 
 
-async def test_a_document_is_not_kept_while_remembering_or_long_term_memory_is_off(tmp_path):
-    bot = Bot(tmp_path, '{"rag": {"enabled": false}}')
+async def test_a_document_is_not_kept_while_both_memories_are_off(tmp_path):
+    bot = Bot(tmp_path, '{"rag": {"enabled": false}, "memory": {"enabled": false}}')
     note = IncomingFile("note.txt", "text/plain", b"Dentist on the 14th at 9.")
     reply = await bot.send("[Document: note.txt]", note)
-    assert "long-term memory is off" in reply and "rag.enabled" in reply
-    assert bot.queue.documents == [] and bot.notes.added == []
+    assert "memory is off" in reply and "rag.enabled" in reply
+    assert bot.queue.documents == [] and bot.notes.added == [] and bot.notes.parts == []
 
 
 async def test_a_read_that_runs_out_of_time_is_stopped_with_a_clear_message(tmp_path):
@@ -326,3 +340,25 @@ async def test_filing_counts_against_the_senders_budget_and_past_it_nothing_is_r
     refused = await bot.send("[Document: more.txt]", IncomingFile("more.txt", None, b"more"))
     assert "budget of 500 tokens" in refused
     assert len(bot.queue.documents) == filed, "nothing of it was filed"
+
+
+async def test_a_repeating_document_is_said_cut_where_it_really_was(tmp_path):
+    """The same line over and over: where the parts end is counted, never searched for."""
+    bot = Bot(tmp_path, '{"rag": {"enabled": false}}')
+    body = "The warehouse shelf holds spare parts for the blue tractor.\n" * 5000
+    reply = await bot.send("[Document: same.txt]", IncomingFile("same.txt", None, body.encode()))
+    kept = int(re.search(r"Only its first ([\d,]+) characters", reply).group(1).replace(",", ""))
+    assert 150_000 < kept < len(body) and len(bot.notes.parts) == MAX_PARTS
+
+
+async def test_a_huge_document_is_kept_in_a_bounded_number_of_parts_and_says_so(tmp_path):
+    bot = Bot(tmp_path, '{"rag": {"enabled": false}}')
+    body = " ".join(f"Entry {n}: the warehouse shelf {n} holds spare parts." for n in range(5000))
+    reply = await bot.send("[Document: stock.txt]", IncomingFile("stock.txt", None, body.encode()))
+    assert len(bot.notes.parts) == MAX_PARTS
+    kept = int(re.search(r"Only its first ([\d,]+) characters", reply).group(1).replace(",", ""))
+    assert f"kept in {MAX_PARTS} parts at most" in reply
+    last = bot.notes.parts[-1][1].content
+    assert body[:kept].rstrip().endswith(last) and 150_000 < kept < len(body)
+    [(_, note)] = bot.notes.added
+    assert note.content.endswith(f"its text is in memory, in {MAX_PARTS} parts.")

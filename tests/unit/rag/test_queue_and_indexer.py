@@ -12,11 +12,11 @@ from bot.config import RuntimeConfigStore
 from bot.conversation import MemoryScope
 from bot.media.library import DocumentLibrary
 from bot.rag.circuit import CircuitBreaker
-from bot.rag.documents import exchange_document
+from bot.rag.documents import exchange_document, shared_file_piece, shared_pieces_prefix
 from bot.rag.indexer import RagIndexer
 from bot.rag.ledger import IndexLedger
 from bot.rag.long_term import LongTermDocuments
-from bot.rag.model import LedgerEntry, RagUnavailable, StoredDocument
+from bot.rag.model import FoundText, LedgerEntry, RagUnavailable, StoredDocument
 from bot.rag.queue import IndexQueue
 from tests.fakes.rag import FakeRag
 from tests.fakes.waiting import wait_until
@@ -295,6 +295,66 @@ async def test_forget_without_lightrag_touches_no_server(tmp_path):
     with pytest.raises(RagUnavailable):
         await store.forget_user("111")
     assert [e.doc_id for e in ledger.entries("111")] == ["d"], "kept until really deleted"
+
+
+def entry(source, doc_id):
+    return LedgerEntry(
+        file_source=source, doc_id=doc_id, track_id=None, chat_key="c", indexed_at=AT
+    )
+
+
+async def test_forgetting_by_words_deletes_only_the_documents_holding_them(tmp_path):
+    rag = FakeRag()
+    queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
+    for source, doc_id in (("conv_a.txt", "doc-a"), ("conv_b.txt", "doc-b"), ("conv_c.txt", None)):
+        await ledger.record("111", entry(source, doc_id))
+    rag.about = [
+        FoundText("conv_a.txt", "User: my sister Olga lives in Porto"),
+        FoundText("conv_b.txt", "User: we deploy on Fridays"),
+        FoundText("conv_c.txt", "User: Olga moved to Porto last year"),
+        FoundText("doc_x.txt", "Document, part 1: Olga's gallery in Porto"),  # a shared one
+    ]
+    rag.on_server = [StoredDocument("doc-c", "conv_c.txt")]  # its id was never recorded
+    store = LongTermDocuments(queue, ledger, rag)
+    assert await store.forget_holding("111", "Olga Porto", lambda text: "Olga" in text) == 2
+    assert rag.deleted == [["doc-a", "doc-c"]]
+    assert [e.file_source for e in ledger.entries("111")] == ["conv_b.txt"]
+    assert "LightRAG's cache may still hold summaries" in store.traces_left("111")
+
+    rag.down = True
+    with pytest.raises(RagUnavailable):
+        await store.forget_holding("111", "Fridays", lambda text: True)
+    assert [e.file_source for e in ledger.entries("111")] == ["conv_b.txt"], "kept"
+
+
+async def test_queued_documents_holding_the_words_go_even_while_lightrag_is_down(tmp_path):
+    rag = FakeRag()
+    rag.down = True
+    queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
+    await queue.put(doc("111", text="my sister Olga lives in Porto"))
+    await queue.put(doc("111", text="we deploy on Fridays"))
+    await queue.put(shared_file_piece("111", "c1", "Document, part 1:", "Olga's gallery", AT))
+    store = LongTermDocuments(queue, ledger, rag)
+    assert await store.forget_holding("111", "Olga Porto", lambda text: "Olga" in text) == 1
+    left = [item.document.text for item in queue.all()]
+    assert len(left) == 2 and "Olga's gallery" in left[1], "a shared document goes with its note"
+    assert rag.deleted == [], "nothing of this user on the server: no request"
+
+
+async def test_a_shared_documents_pieces_are_forgotten_by_their_names(tmp_path):
+    rag = FakeRag()
+    queue, ledger = IndexQueue(tmp_path / "q"), IndexLedger(tmp_path / "l")
+    prefix = shared_pieces_prefix("111", AT)
+    for n, source in enumerate([f"{prefix}c1_aa.txt", f"{prefix}c1_bb.txt", "doc_other.txt"]):
+        await ledger.record("111", entry(source, f"doc-{n}"))
+    await queue.put(shared_file_piece("111", "c1", "Document, part 3 of 3:", "Text.", AT))
+    await queue.put(doc("111"))
+    store = LongTermDocuments(queue, ledger, rag)
+    assert await store.forget_shared_at("111", prefix) == 3, "two sent, one still queued"
+    assert [item.document.file_source[:4] for item in queue.all()] == ["conv"]
+    assert rag.deleted == [["doc-0", "doc-1"]]
+    assert [e.file_source for e in ledger.entries("111")] == ["doc_other.txt"]
+    assert await store.forget_shared_at("111", prefix) == 0
 
 
 async def test_an_exchange_identical_to_another_users_is_indexed_as_its_own(tmp_path, config):
