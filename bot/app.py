@@ -29,9 +29,7 @@ from bot.media.library import DocumentLibrary
 from bot.media.reader import MediaReader
 from bot.memory.llm_extraction import LlmFactExtractor
 from bot.ops.checks import RagReadiness, StoreReadiness
-from bot.ops.metrics import PrometheusMetrics
 from bot.ops.readiness import Readiness
-from bot.ops.server import OpsServer
 from bot.pipeline import Pipeline, System
 from bot.pipeline.attachments import AttachmentSystem
 from bot.pipeline.context_building import ContextBuildingSystem
@@ -76,6 +74,8 @@ from bot.wiring import (
 
 if TYPE_CHECKING:
     from bot.adapters.telegram import TelegramBot, TelegramOptions
+    from bot.ops.metrics import PrometheusMetrics
+    from bot.ops.server import OpsServer
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ class BotApp:
         rag_is_back = asyncio.Event()  # LightRAG answers again: the index worker tries at once
         world = outside_world(settings, config, stores, rag_is_back, llm, embedder, rag, speech)
         # Operators' metrics only when the HTTP listener serves them; else nothing is recorded.
-        metrics = PrometheusMetrics() if settings.http_port is not None else None
+        metrics = _prometheus() if settings.http_port is not None else None
         observer: MetricsObserver = metrics or NO_METRICS
         # Every LLM call is counted per user and day, and refused at a user's daily budget.
         metered = MeteredLlm(world.llm, stores.usage, lambda: config.current().usage, observer)
@@ -336,6 +336,14 @@ def _register_commands(
     UsageCommands(commands, stores.usage, config).register()
     ReminderCommands(commands, desk).register()
     LanguageCommands(commands, stores.languages).register()
+
+
+def _prometheus() -> PrometheusMetrics:
+    """The metrics, with `prometheus-client` imported only now: a bot with no `HTTP_PORT`
+    records nothing and never loads it."""
+    from bot.ops.metrics import PrometheusMetrics
+
+    return PrometheusMetrics()
 
 
 def _started(start: Callable[[], None]) -> Hook:

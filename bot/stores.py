@@ -11,15 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-from bot.adapters.postgres.choices import PostgresChoiceTables
-from bot.adapters.postgres.database import Database
-from bot.adapters.postgres.memory import PostgresMemory
-from bot.adapters.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
-from bot.adapters.postgres.reminders import PostgresReminderBook, ReminderLease
-from bot.adapters.postgres.sessions import PostgresSessionStore
-from bot.adapters.postgres.usage import PostgresUsageLedger
 from bot.config.model import MemoryConfig
 from bot.i18n import Language
 from bot.memory.remember_switch import RememberSwitch
@@ -45,8 +38,11 @@ from bot.storage.languages import LanguageChoices
 from bot.storage.sessions import JsonSessionStore
 from bot.usage.ledger import UsageLedger, UsageRecords
 
+if TYPE_CHECKING:
+    from bot.adapters.postgres.memory import PostgresMemory
+
 Hook = Callable[[], Awaitable[None]]
-Memory = ShortTermMemory | PostgresMemory
+Memory: TypeAlias = "ShortTermMemory | PostgresMemory"
 """Short-term memory on either backend: every memory port but the extractor's queue."""
 Clock = Callable[[], datetime]
 """UTC now: what memory dates its items and weighs their recency by."""
@@ -139,7 +135,17 @@ def file_stores(data: Path, disk: DiskHealth) -> Stores:
 def postgres_stores(url: str, data: Path, disk: DiskHealth) -> Stores:
     """PostgreSQL at `url`, shared by every process on it; what the database refuses is
     retried with the disk's backlog. Of the processes, the one holding the reminders'
-    advisory lock delivers them; each chat's updates are handled by one at a time."""
+    advisory lock delivers them; each chat's updates are handled by one at a time.
+
+    The PostgreSQL stores (and psycopg) are imported here: a bot on files never loads them."""
+    from bot.adapters.postgres.choices import PostgresChoiceTables
+    from bot.adapters.postgres.database import Database
+    from bot.adapters.postgres.memory import PostgresMemory
+    from bot.adapters.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
+    from bot.adapters.postgres.reminders import PostgresReminderBook, ReminderLease
+    from bot.adapters.postgres.sessions import PostgresSessionStore
+    from bot.adapters.postgres.usage import PostgresUsageLedger
+
     database = Database(url)
     usage = PostgresUsageLedger(database)
     queue = PostgresIndexQueue(database)
