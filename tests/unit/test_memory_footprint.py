@@ -1,11 +1,18 @@
 """What a loaded user costs in memory, and that the savings change nothing recall sees: the
-vectors are kept as 16-bit codes, and items read whole share one set of field names."""
+vectors are kept as 16-bit codes, items read whole share one set of field names, and past
+`memory.loadedItems` the users idle longest are let go (read again at their next turn)."""
+
+from collections import Counter
+from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
+from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
 from bot.memory.files import UserFiles
 from bot.memory.model import ItemType, MemoryItem, new_item
+from bot.memory.service import ShortTermMemory
 from bot.memory.vectors import VectorIndex, quantized
 
 DIMENSIONS = 384
@@ -70,3 +77,58 @@ def test_an_item_missing_a_field_keeps_its_own_set():
     assert sparse.model_fields_set == {"id", "layer", "type", "title", "content"}
     assert sparse.model_dump(exclude_unset=True)["content"] == "c"
     assert "source" not in sparse.model_dump(exclude_unset=True)
+
+
+class CountedFiles(UserFiles):
+    """`UserFiles` that count how often each user's items are read whole (a load)."""
+
+    loads: ClassVar[Counter[str]] = Counter()
+
+    def load(self, now, on_layered=None):
+        CountedFiles.loads[self.directory.name] += 1
+        return super().load(now, on_layered)
+
+
+def facts_on_disk(root: Path, user: str, count: int) -> None:
+    UserFiles(root, user).append(
+        [
+            new_item(ItemType.FACT, f"{user} fact {n}", source="t", confidence=0.6)
+            for n in range(count)
+        ]
+    )
+
+
+async def test_past_the_loaded_items_budget_idle_users_are_let_go_and_read_again(tmp_path):
+    CountedFiles.loads.clear()
+    for user in ("a", "b"):
+        facts_on_disk(tmp_path, user, 600)
+    memory = ShortTermMemory(
+        tmp_path, lambda: MemoryConfig(loadedItems=1000), user_files=CountedFiles
+    )
+    assert len(await memory.live_items("a")) == 600
+    assert len(await memory.live_items("b")) == 600  # 1,200 > 1,000: a, idle longest, goes
+    assert len(await memory.live_items("b")) == 600
+    assert CountedFiles.loads == {"u-a": 1, "u-b": 1}
+    assert len(await memory.live_items("a")) == 600  # read again, whole
+    assert CountedFiles.loads == {"u-a": 2, "u-b": 1}
+
+
+async def test_within_the_budget_every_user_stays_loaded(tmp_path):
+    CountedFiles.loads.clear()
+    for user in ("a", "b"):
+        facts_on_disk(tmp_path, user, 600)
+    memory = ShortTermMemory(tmp_path, MemoryConfig, user_files=CountedFiles)
+    for user in ("a", "b", "a", "b"):
+        assert len(await memory.live_items(user)) == 600
+    assert CountedFiles.loads == {"u-a": 1, "u-b": 1}
+
+
+async def test_a_user_alone_over_the_budget_stays_loaded(tmp_path):
+    CountedFiles.loads.clear()
+    facts_on_disk(tmp_path, "a", 1200)
+    memory = ShortTermMemory(
+        tmp_path, lambda: MemoryConfig(loadedItems=1000), user_files=CountedFiles
+    )
+    for _ in range(2):
+        assert len(await memory.live_items("a")) == 1200
+    assert CountedFiles.loads == {"u-a": 1}
