@@ -35,16 +35,27 @@ ID_BYTES = 16
 CODE_STEPS = 32_767
 """A code's largest magnitude: the row's largest component maps to it."""
 SEARCH_BLOCK = 1024
-"""Rows turned back into float32 at once by a search (1.5 MB of scratch at 384 dimensions)."""
+"""Rows turned back into float32 at once by a search or coded at once by `quantized` (1.5 MB
+of scratch at 384 dimensions): a load of 10k rows made whole float32 copies of 15 MB, which
+glibc then kept in a worker thread's arena, some 20 MB of RSS per loaded user."""
 
 
-def quantized(vectors: Vectors) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.float32]]:
-    """Each row as int8 codes and the scale that turns them back: row ~= codes * scale."""
-    rows = np.asarray(vectors, dtype=np.float32)
-    peak = np.abs(rows).max(axis=1) if rows.size else np.zeros(len(rows), dtype=np.float32)
-    scale = (peak / CODE_STEPS).astype(np.float32)
-    safe = np.where(scale > 0, scale, 1.0).astype(np.float32)
-    codes = np.rint(rows / safe[:, None]).astype(np.int16)
+def quantized(
+    vectors: npt.ArrayLike,
+) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.float32]]:
+    """Each row (float16 or float32) as int16 codes and the scale that turns them back:
+    row ~= codes * scale. Coded a block of rows at a time, so no copy of the whole is made."""
+    source = np.asarray(vectors)
+    count, dimensions = source.shape
+    codes = np.empty((count, dimensions), dtype=np.int16)
+    scale = np.empty(count, dtype=np.float32)
+    for start in range(0, count, SEARCH_BLOCK):
+        end = min(start + SEARCH_BLOCK, count)
+        block = source[start:end].astype(np.float32)
+        step = np.abs(block).max(axis=1) / CODE_STEPS
+        scale[start:end] = step
+        block /= np.where(step > 0, step, 1.0)[:, None]
+        codes[start:end] = np.rint(block, out=block)
     return codes, scale
 
 
@@ -92,7 +103,7 @@ class VectorIndex:
 
     @classmethod
     def of(
-        cls, model_id: str, dimensions: int, item_ids: list[str], vectors: Vectors
+        cls, model_id: str, dimensions: int, item_ids: list[str], vectors: npt.ArrayLike
     ) -> VectorIndex:
         """`put_many` on a new index, in one copy rather than row by row (100k rows opened on
         the event loop paused it for half a second). Ids must be distinct."""
@@ -231,8 +242,9 @@ class VectorFile:
         found = sorted(folder.glob("*.f16")) if folder.exists() else []
         return [cls(path, int(path.suffixes[-2].lstrip("."))) for path in found]
 
-    def load(self, wanted: set[str]) -> tuple[list[str], Vectors]:
-        """Ids and vectors of the items in `wanted` (the last record of each id wins).
+    def load(self, wanted: set[str]) -> tuple[list[str], npt.NDArray[np.float16]]:
+        """Ids and vectors (float16, as the file keeps them) of the items in `wanted` (the
+        last record of each id wins); a file holding just those is read without a copy.
 
         The file is rewritten with only those when it holds anything else: vectors of
         forgotten items, old versions, a record cut short by a crash.
@@ -240,9 +252,9 @@ class VectorFile:
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
-            return [], np.zeros((0, self.dimensions), dtype=np.float32)
+            return [], np.zeros((0, self.dimensions), dtype=np.float16)
         whole = len(raw) - len(raw) % self._record.itemsize
-        records = np.frombuffer(raw[:whole], dtype=self._record)
+        records = np.frombuffer(raw, dtype=self._record, count=whole // self._record.itemsize)
         latest: dict[str, int] = {}
         for at, raw_id in enumerate(records["id"].tolist()):
             item_id = raw_id.decode("ascii", "replace")
@@ -251,7 +263,9 @@ class VectorFile:
         rows = list(latest.values())
         if len(rows) != len(records) or whole != len(raw):
             self._rewrite(records[rows])
-        return list(latest), records["vector"][rows].astype(np.float32)
+        if rows == list(range(len(records))):
+            return list(latest), records["vector"]
+        return list(latest), records["vector"][rows]
 
     def append(self, item_ids: list[str], vectors: Vectors) -> None:
         """Add records durably in one write; ids too long for a record are left unsaved."""
