@@ -85,3 +85,13 @@ def test_a_feature_turned_on_loads_its_library_when_built(tmp_path):
     code = BUILD_FOR_TELEGRAM.replace("app.ops is None", "app.ops is not None")
     loaded = imported_by(code, str(tmp_path), env=env)
     assert "prometheus_client" in loaded
+
+
+def test_the_entry_point_imports_numpy_only_after_the_process_policies():
+    # numpy reads NUMPY_MADVISE_HUGEPAGE when imported (`bot/runtime.py`, `small_memory`).
+    code = """
+    import json, sys
+    import bot.__main__
+    print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+    """
+    assert "numpy" not in imported_by(code)
