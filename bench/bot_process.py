@@ -39,10 +39,20 @@ class RunningBot:
 
     def rss_mb(self) -> float:
         """Resident memory of the process now, in MB (Linux `VmRSS`)."""
+        return self._status_mb("VmRSS")
+
+    def private_mb(self) -> float:
+        """Of `rss_mb`, the anonymous memory (Linux `RssAnon`): the process's own heap, which
+        no other process shares. The rest is pages of files (libraries, the embedded model's
+        weights, memory-mapped), which every process mapping the same file shares and the
+        kernel can drop and read again."""
+        return self._status_mb("RssAnon")
+
+    def _status_mb(self, field: str) -> float:
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 1024
-        raise RuntimeError(f"no VmRSS for process {self.pid}")
+        raise RuntimeError(f"no {field} for process {self.pid}")
 
 
 @asynccontextmanager

@@ -14,8 +14,11 @@ measurement (a load happens once per user after a start).
 Per case, both bots are started fresh, each against an emulated Bot API of its own and one
 instant LLM, and measured in turns (`--rounds`, alternating who goes first): messages per
 second (20 chats x 10 messages), the bot process's CPU per message, its RSS after the load,
-and the time from process start to its first getUpdates. The case of memory empty at start
-is there for comparison; `telegram_concurrency` keeps its old figures (short messages that
+and the time from process start to its first getUpdates. Beside RSS, its anonymous part
+(`RssAnon`): the process's own memory, without the pages of files (libraries, and the e5
+weights, which are memory-mapped and shared by every process that maps them; this benchmark's
+own process maps them too, so PSS would halve them). The case of memory empty at start is
+there for comparison; `telegram_concurrency` keeps its old figures (short messages that
 memory never keeps, so it stays empty), labelled as such.
 
     python -m bench.memory_load [--rounds 3] [--items 0 1000 10000]
@@ -96,6 +99,7 @@ class Measured:
     start_seconds: float
     contender: Contender
     rss_mb: float = 0.0
+    private_mb: float = 0.0
     per_second: list[float] = field(default_factory=list)
     cpu_ms: list[float] = field(default_factory=list)
 
@@ -224,6 +228,7 @@ async def measure_case(count: int, template: Path | None, load: Load) -> tuple[M
                 await _one_round(bot, load.burst(users, n), load.llm.answer)
         for bot in (ours, bare):
             bot.rss_mb = bot.contender.process.rss_mb()
+            bot.private_mb = bot.contender.process.private_mb()
     return ours, bare
 
 
@@ -310,6 +315,8 @@ def case_figures(count: int, ours: Measured, bare: Measured) -> list[Figure]:
                f"<= {CPU_TARGET:g}", cpu_ratio <= CPU_TARGET),
         Figure(NAME, f"{case}: ours RSS after the load (bare bot {bare.rss_mb:.0f} MB)",
                ours.rss_mb, "MB", f"<= {RSS_TARGET_MB:g}", ours.rss_mb <= RSS_TARGET_MB),
+        Figure(NAME, f"{case}: ours private memory of that, RssAnon (bare bot "
+               f"{bare.private_mb:.0f} MB)", ours.private_mb, "MB", ""),
         Figure(NAME, f"{case}: ours start to first getUpdates (bare bot "
                f"{bare.start_seconds:.2f} s)", ours.start_seconds, "s",
                f"<= {START_TARGET_S:g}", ours.start_seconds <= START_TARGET_S),

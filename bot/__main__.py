@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from bot import __version__
-from bot.adapters.postgres.database import DatabaseUnavailable
-from bot.app import BotApp
+from bot.adapters.postgres.errors import DatabaseUnavailable
 from bot.logging_setup import setup_logging
-from bot.ops.server import ListenFailed
+from bot.ops.errors import ListenFailed
 from bot.runtime import apply_process_policies
 from bot.settings import NO_LLM_MESSAGE, Settings, environment_with
 from bot.storage.data_dir_lock import DataDirLock, DataDirRefused
@@ -179,6 +178,8 @@ async def run(
         from bot.adapters.telegram import TelegramOptions
 
         telegram = TelegramOptions.from_settings(settings)
+    from bot.app import BotApp  # after `apply_process_policies`: numpy reads its setting then
+
     app = BotApp.build(settings, disk=disk, telegram=telegram, environ=environ)
     try:
         try:

@@ -22,8 +22,6 @@ from bot.conversation.messages import utc_now
 from bot.lifecycle import Lifecycle
 from bot.mcp.servers import McpServers
 from bot.memory.llm_extraction import LlmFactExtractor
-from bot.ops.metrics import PrometheusMetrics
-from bot.ops.server import OpsServer
 from bot.pipeline import Pipeline
 from bot.ports.channel import ChannelPort
 from bot.ports.embeddings import EmbeddingPort
@@ -50,6 +48,8 @@ from bot.wiring import (
 
 if TYPE_CHECKING:
     from bot.adapters.telegram import TelegramBot, TelegramOptions
+    from bot.ops.metrics import PrometheusMetrics
+    from bot.ops.server import OpsServer
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ class BotApp:
         rag_is_back = asyncio.Event()  # LightRAG answers again: the index worker tries at once
         world = outside_world(settings, config, stores, rag_is_back, llm, embedder, rag, speech)
         # Operators' metrics only when the HTTP listener serves them; else nothing is recorded.
-        metrics = PrometheusMetrics() if settings.http_port is not None else None
+        metrics = _prometheus() if settings.http_port is not None else None
         metering = assembly.metering(config, stores, world.llm, metrics or NO_METRICS)
         mind = assembly.remembering(config, stores, world, metering.llm, clock, rag_is_back)
         reminding = assembly.reminding(config, stores, clock)
@@ -197,3 +197,11 @@ class BotApp:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _prometheus() -> PrometheusMetrics:
+    """The metrics, with `prometheus-client` imported only now: a bot with no `HTTP_PORT`
+    records nothing and never loads it."""
+    from bot.ops.metrics import PrometheusMetrics
+
+    return PrometheusMetrics()

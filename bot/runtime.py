@@ -1,7 +1,7 @@
-"""Process-wide policies, in one place: what the garbage collector does while memory loads, and
-how loud third-party libraries' loggers are. `python -m bot` calls `apply_process_policies`
-once logging is set up; tests and benchmarks that run the bot in-process call it the same way.
-Nothing else in the bot changes process-wide state.
+"""Process-wide policies, in one place: what the garbage collector does while memory loads, how
+memory is allocated, and how loud third-party libraries' loggers are. `python -m bot` calls
+`apply_process_policies` once logging is set up; tests and benchmarks that run the bot
+in-process call it the same way. Nothing else in the bot changes process-wide state.
 
 Garbage collection while a heavy user's memory loads (`full_collections_paused`, `settle`,
 used by `bot/memory/service.py`):
@@ -28,6 +28,17 @@ Choosing both over `gc.disable()`: disabling stops young collections too (memory
 every short-lived cycle of the loop meanwhile), and without the freeze the pause only moves to
 the first full collection after the load.
 
+Allocation (`small_memory`): two defaults of the C libraries kept freed memory resident. glibc
+gives each thread that allocates under contention an arena of its own (up to 8 per core) and,
+once a large block is freed, raises the size from which blocks are mapped apart to it (up to
+32 MB): the worker threads that load users' memory left freed temporaries in arenas that are
+never given back. numpy asks the kernel for huge pages (2 MB) for every array of 4 MB or more,
+so a partly used region is resident whole. With two arenas, a fixed 128 kB threshold
+(`mallopt`) and no huge pages for numpy (`NUMPY_MADVISE_HUGEPAGE=0`, read when numpy is
+imported: `python -m bot` applies the policies before it imports the app), the bot of
+`bench/memory_load.py` with 20 users of 10k items held 744 MB instead of 888 MB, at the same
+CPU per message. Both are skipped where they do not apply (not glibc; numpy imported already).
+
 Third-party loggers (`quiet_libraries`): request URLs at INFO are noise (and, for Telegram,
 carry the token); python-telegram-bot logs whole updates at DEBUG, strangers' messages
 included; psycopg's pool logs each failed reconnection, and psycopg logs a second "error
@@ -37,8 +48,12 @@ ignored" warning when a server going away interrupts a batch's clean-up. The bot
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import logging
+import os
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,9 +98,36 @@ NOISY_AT_INFO = ("httpx", "httpx2", "httpcore", "openai", "telegram.ext.Updater"
 """Libraries whose INFO lines are request URLs: kept to warnings."""
 
 
+M_MMAP_THRESHOLD = -3
+M_ARENA_MAX = -8
+"""glibc's `mallopt` parameters (malloc.h)."""
+ARENAS = 2
+MMAP_THRESHOLD_BYTES = 128 * 1024
+"""glibc's own initial threshold, kept fixed rather than raised by each large free."""
+
+
 def apply_process_policies() -> None:
     """Every process-wide policy of the bot; call once logging is set up (`setup_logging`)."""
     quiet_libraries()
+    small_memory()
+
+
+def small_memory() -> bool:
+    """Freed memory goes back to the system (see the module docstring); True when glibc took
+    the settings. Call before the bot's threads start and before numpy is imported."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    name = ctypes.util.find_library("c")
+    if not sys.platform.startswith("linux") or name is None:
+        return False
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(M_ARENA_MAX, ARENAS)) and bool(
+        mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+    )
 
 
 def quiet_libraries() -> None:

@@ -11,15 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from bot.adapters.postgres.choices import PostgresChoiceTables
-from bot.adapters.postgres.database import Database
-from bot.adapters.postgres.memory import postgres_memory
-from bot.adapters.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
-from bot.adapters.postgres.reminders import PostgresReminderBook, ReminderLease
-from bot.adapters.postgres.sessions import PostgresSessionStore
-from bot.adapters.postgres.usage import PostgresUsageLedger
 from bot.config.model import MemoryConfig
 from bot.i18n import Language
 from bot.memory.file_repository import file_memory
@@ -45,6 +38,9 @@ from bot.storage.disk import DiskHealth
 from bot.storage.languages import LanguageChoices
 from bot.storage.sessions import JsonSessionStore
 from bot.usage.ledger import UsageLedger, UsageRecords
+
+if TYPE_CHECKING:
+    from bot.adapters.postgres.database import Database
 
 Hook = Callable[[], Awaitable[None]]
 Memory = MemoryService
@@ -140,7 +136,17 @@ def file_stores(data: Path, disk: DiskHealth) -> Stores:
 def postgres_stores(url: str, data: Path, disk: DiskHealth) -> Stores:
     """PostgreSQL at `url`, shared by every process on it; what the database refuses is
     retried with the disk's backlog. Of the processes, the one holding the reminders'
-    advisory lock delivers them; each chat's updates are handled by one at a time."""
+    advisory lock delivers them; each chat's updates are handled by one at a time.
+
+    The PostgreSQL stores (and psycopg) are imported here: a bot on files never loads them."""
+    from bot.adapters.postgres.choices import PostgresChoiceTables
+    from bot.adapters.postgres.database import Database
+    from bot.adapters.postgres.memory import postgres_memory
+    from bot.adapters.postgres.rag_queue import PostgresIndexLedger, PostgresIndexQueue
+    from bot.adapters.postgres.reminders import PostgresReminderBook, ReminderLease
+    from bot.adapters.postgres.sessions import PostgresSessionStore
+    from bot.adapters.postgres.usage import PostgresUsageLedger
+
     database = Database(url)
     usage = PostgresUsageLedger(database)
     queue = PostgresIndexQueue(database)
@@ -154,12 +160,6 @@ def postgres_stores(url: str, data: Path, disk: DiskHealth) -> Stores:
         items = postgres_memory(database, config, clock, embedder=embedder)
         disk.add_backlog(items)
         return items
-
-    def inbox(path: Path, keep: KeepUpdate) -> TelegramInbox:
-        from bot.adapters.postgres.inbox import PostgresUpdateInbox
-        from bot.adapters.telegram.inbox import chat_of, sender_of  # PTB only for Telegram
-
-        return PostgresUpdateInbox(database, keep, chat_of, sender_of)
 
     async def open() -> None:
         await database.open()  # `DatabaseUnavailable` here stops the start before anything
@@ -186,9 +186,21 @@ def postgres_stores(url: str, data: Path, disk: DiskHealth) -> Stores:
         chat_models=ChatModels(None, choices.kind("model", str, "[Models] /model")),
         voice=choices.kind("voice", bool, "[Telegram] /voice"),
         memory=memory,
-        inbox=inbox,
+        inbox=_postgres_inbox(database),
         status=[database.health],
         readiness={"database": DatabaseReadiness(database)},
         open=open,
         close=close,
     )
+
+
+def _postgres_inbox(database: Database) -> Callable[[Path, KeepUpdate], TelegramInbox]:
+    """The Telegram inbox in `database`, made (and PTB imported) only for Telegram."""
+
+    def inbox(path: Path, keep: KeepUpdate) -> TelegramInbox:
+        from bot.adapters.postgres.inbox import PostgresUpdateInbox
+        from bot.adapters.telegram.inbox import chat_of, sender_of
+
+        return PostgresUpdateInbox(database, keep, chat_of, sender_of)
+
+    return inbox

@@ -19,9 +19,7 @@ from bot.commands import CommandRegistry
 from bot.config import RuntimeConfigStore
 from bot.lifecycle import Hook
 from bot.ops.checks import RagReadiness, StoreReadiness
-from bot.ops.metrics import PrometheusMetrics
 from bot.ops.readiness import Readiness
-from bot.ops.server import OpsServer
 from bot.ports.embeddings import EmbeddingPort
 from bot.ports.health import HealthCheck
 from bot.ports.inbox import TelegramInbox
@@ -44,6 +42,8 @@ from bot.usage.meter import UsageMeter
 if TYPE_CHECKING:
     from bot.adapters.telegram import TelegramBot, TelegramOptions
     from bot.adapters.telegram.handlers import MessageHandlerFn
+    from bot.ops.metrics import PrometheusMetrics
+    from bot.ops.server import OpsServer
 
 Part = tuple[Hook | None, Hook | None]
 """What starts a part of the app and what stops it (`Lifecycle.add`)."""
@@ -197,6 +197,8 @@ def ops_server(
 ) -> tuple[OpsServer, Part]:
     """The listener and how it starts and stops; while it runs, every log record at WARNING
     or above counts in `bot_errors_total`."""
+    from bot.ops.server import OpsServer  # aiohttp's server only with `HTTP_PORT`
+
     server = OpsServer(readiness, metrics)
     errors = metrics.error_counter()
 

@@ -258,9 +258,11 @@ class LightRagAdapter:
             body |= query_keywords(body["query"])
         body |= candidate_limits(self._owners() if self._owners else 1)
         try:
-            found = _DataResponse.model_validate(await self._call(rag, "POST", "/query/data", body))
-        except _Failure as exc:
-            self._log_failure("Query", exc)
+            found = _DataResponse.model_validate(
+                await self._http.call(rag, "POST", "/query/data", body)
+            )
+        except CallFailed as exc:
+            log_failure("Query", exc)
             raise
         except ValidationError:
             raise RagUnavailable("unexpected response shape") from None

@@ -20,7 +20,9 @@ These are CPU-bound (re-encoding a minute of audio costs about 0.2 s, checking i
 `AudioWorkers` (`workers.py`) runs them on threads of their own, which is enough because
 FFmpeg's work runs without the GIL: re-encoding ten minutes of audio (1.4 s) paused the event
 loop for at most 4 ms. Unlike `bot/media/`, no child process: its start (Python and PyAV's
-import, about 0.2 s) would cost more than a voice note's conversion.
+import, about 0.2 s) would cost more than a voice note's conversion. PyAV is imported with the
+first conversion, not with the bot: FFmpeg's libraries are some 15 MB of a process that may
+never see a voice note.
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ import io
 import math
 import time
 from dataclasses import dataclass, field
-
-import av
-from av.audio.resampler import AudioResampler
+from typing import TYPE_CHECKING
 
 from bot.config.model import UploadFormat
 from bot.ports.speech import AudioClip
+
+if TYPE_CHECKING:
+    import av
 
 TRANSCRIPTION_RATE = 16_000
 """What speech recognisers work at; more only makes the upload larger."""
@@ -140,6 +143,8 @@ def open_untrusted(data: bytes, deadline: float = math.inf) -> av.container.Inpu
     if remaining <= 0:
         raise AudioTooSlow("out of time before it started")
     timeout = None if remaining == math.inf else remaining
+    import av
+
     try:
         source = av.open(io.BytesIO(data), "r", container_options=_INPUT_OPTIONS, timeout=timeout)
     except av.FFmpegError as exc:
@@ -159,6 +164,8 @@ def _convert(
 ) -> AudioClip:
     if not data:
         raise NoSound("the file is empty")
+    import av
+
     out = io.BytesIO()
     try:
         with open_untrusted(data, deadline) as source:
@@ -214,6 +221,9 @@ def _copy(
     limits: _Limits,
 ) -> float:
     """Decode, resample to mono at the target rate, encode; the seconds written."""
+    import av
+    from av.audio.resampler import AudioResampler
+
     encoder = sink.add_stream(target.codec, rate=target.rate, layout="mono", options=target.options)
     assert isinstance(encoder, av.AudioStream)
     if target.bit_rate:

@@ -166,6 +166,12 @@ class MemoryConfig(Section):
     max_episodes: int = Field(
         20_000, ge=100, le=1_000_000, description="Per user: the oldest episodes go past this."
     )
+    loaded_items: int = Field(
+        250_000,
+        ge=1_000,
+        le=10_000_000,
+        description="Items of all users held in RAM (~3 kB each); past it, idle users' go.",
+    )
     extraction: ExtractionMode = Field(
         "rules", description="Who finds facts in the user's messages: rules, an LLM, or both."
     )

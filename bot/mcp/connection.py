@@ -14,8 +14,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import mcp_types
@@ -30,13 +29,12 @@ from bot.config.model import McpServerConfig
 from bot.logging_setup import redact_also
 from bot.mcp.http import mcp_http_client
 from bot.mcp.results import result_text
+from bot.mcp.state import MCP_BACKOFF, Phase, ServerState
 from bot.mcp.stdio import StdioLaunch, TransportWatch, bounded_stdio
 from bot.retry import Backoff
 
 log = logging.getLogger(__name__)
 
-MCP_BACKOFF = Backoff(first_seconds=1.0, longest_seconds=300.0, jitter=0.2)
-"""Rests between tries to start a server that failed or died: 1 s doubling to 5 min."""
 MAX_TOOL_PAGES = 20
 MAX_TOOLS = 200
 """Of one server: a server listing more offers only the first ones."""
@@ -52,8 +50,6 @@ _HTTP_HINTS = {
     404: " (not found: check the url)",
 }
 
-Phase = Literal["starting", "ready", "restarting", "failed", "stopped"]
-
 
 class ConnectionLost(Exception):
     """The server went away during a call; it is being restarted."""
@@ -61,16 +57,6 @@ class ConnectionLost(Exception):
 
 class Unavailable(Exception):
     """The server is not running now; the message says why, for the model and the user."""
-
-
-@dataclass(frozen=True)
-class ServerState:
-    """Where a server is, for `/status`: `problem` may name paths and hosts (operators only)."""
-
-    phase: Phase
-    tools: int = 0
-    problem: str | None = None
-    retry_in_seconds: float | None = None
 
 
 class McpServerConnection:

@@ -14,12 +14,14 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.config.model import McpConfig
-from bot.mcp.connection import McpServerConnection
 from bot.mcp.naming import namespaced
 from bot.tools.registry import ToolContext
+
+if TYPE_CHECKING:
+    from bot.mcp.connection import McpServerConnection
 
 MAX_DESCRIPTION_CHARS = 1000
 """A tool's description goes into every prompt: a server's essay is cut here."""

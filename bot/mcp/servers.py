@@ -13,13 +13,17 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from bot.config.model import McpConfig, McpServerConfig
 from bot.conversation.scope import MemoryScope
-from bot.mcp.connection import MCP_BACKOFF, McpServerConnection, ServerState
 from bot.mcp.offer import Offer, offer
+from bot.mcp.state import MCP_BACKOFF, ServerState
 from bot.retry import Backoff
 from bot.tools.registry import RawTool
+
+if TYPE_CHECKING:
+    from bot.mcp.connection import McpServerConnection
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +39,11 @@ class McpServers:
         environ: Mapping[str, str],
         backoff: Backoff = MCP_BACKOFF,
         watch_seconds: float = WATCH_SECONDS,
-        connect: Callable[..., McpServerConnection] = McpServerConnection,
+        connect: Callable[..., McpServerConnection] | None = None,
     ) -> None:
         """`connect(name, server config, environ, backoff)` makes a server's connection;
         tests hand in one that needs no process."""
-        self._connect = connect
+        self._connect = connect or _sdk_connection
         self._config = config
         self._environ = environ
         self._backoff = backoff
@@ -180,3 +184,13 @@ def _describe_state(state: ServerState | None, operator: bool, offered: str | No
     if operator and state.problem:
         text += f" ({state.problem})"
     return text
+
+
+def _sdk_connection(
+    name: str, config: McpServerConfig, environ: Mapping[str, str], backoff: Backoff
+) -> McpServerConnection:
+    """A server's connection through the MCP SDK, imported here, with the first server: a bot
+    with no server configured never loads it (`bot/mcp/state.py`)."""
+    from bot.mcp.connection import McpServerConnection
+
+    return McpServerConnection(name, config, environ, backoff)

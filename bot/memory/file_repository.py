@@ -261,10 +261,19 @@ class FileRepository:
             else:
                 items = UserItems()  # a new user: nothing to read, no thread to wait for
             self._loaded[user_id] = items
-            while len(self._loaded) > self._cached_users:
-                self._loaded.popitem(last=False)
+            self._let_go_of_idle_users(keep=user_id)
         self._loaded.move_to_end(user_id)
         return items
+
+    def _let_go_of_idle_users(self, keep: str) -> None:
+        """Past `cached_users` users or `memory.loadedItems` items in RAM, the users idle
+        longest are let go (their files stay; a later turn reads them again), never `keep`."""
+        budget, held = self._config().loaded_items, sum(map(len, self._loaded.values()))
+        while len(self._loaded) > 1 and (len(self._loaded) > self._cached_users or held > budget):
+            oldest = next(iter(self._loaded))
+            if oldest == keep:
+                break
+            held -= len(self._loaded.pop(oldest))
 
     async def _read_in_thread(self, user_id: str) -> UserItems:
         """`_read` in a worker thread; its facts and how-tos reach `_loading` on the loop."""

@@ -9,6 +9,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -121,11 +122,22 @@ class MemoryItem(BaseModel):
     def _current_type(cls, value: object) -> object:
         return RETIRED_TYPES.get(value, value) if isinstance(value, str) else value
 
+    def model_post_init(self, context: Any, /) -> None:
+        """An item that set every field (each one read from a file, most made in a turn)
+        shares one set of their names as its `model_fields_set` instead of a set of its own:
+        ~700 bytes an item, a sixth of what a loaded user's items take. Pydantic only ever
+        adds a name to it (an assignment), which it holds already, or copies it (`model_copy`)."""
+        if self.__pydantic_fields_set__ == _EVERY_FIELD:
+            object.__setattr__(self, "__pydantic_fields_set__", _EVERY_FIELD)
+
     def expired(self, now: datetime) -> bool:
         return self.ttl_days is not None and now - self.updated_at > timedelta(days=self.ttl_days)
 
     def search_text(self) -> str:
         return " ".join((self.title, self.content, *self.tags))
+
+
+_EVERY_FIELD: set[str] = set(MemoryItem.model_fields)
 
 
 def fingerprint(item_type: ItemType, content: str, key: str | None = None) -> str:

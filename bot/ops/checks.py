@@ -8,13 +8,17 @@ import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bot.adapters.postgres.database import Database, DatabaseDown
+from bot.adapters.postgres.errors import DatabaseDown
 from bot.config.model import RuntimeConfig
 from bot.ports.health import Health, HealthState
 from bot.ports.rag import RagHealthCheck
 from bot.storage.atomic import write_atomic
 from bot.storage.disk import DiskHealth, describe
+
+if TYPE_CHECKING:
+    from bot.adapters.postgres.database import Database
 
 RAG_LOOK_SECONDS = 2.0
 """Within the readiness check's own bound: a hanging LightRAG reads as degraded, not down."""

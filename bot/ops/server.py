@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from bot.ops.errors import ListenFailed
 from bot.ops.metrics import PrometheusMetrics
 from bot.ops.readiness import Readiness
 
@@ -31,10 +32,6 @@ MAX_CONCURRENT = 8
 BEAT_SECONDS = 0.5
 STALLED_SECONDS = 5.0
 """`/healthz` fails when the event loop's heartbeat is this late: the loop is stuck."""
-
-
-class ListenFailed(Exception):
-    """The listener cannot open its port; the message is one line for the operator."""
 
 
 class LoopHeartbeat:

@@ -36,9 +36,9 @@ from psycopg import AsyncConnection, pq
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from bot.adapters.postgres.errors import DatabaseDown, DatabaseUnavailable
 from bot.adapters.postgres.migrations import migrate
 from bot.conversation.scope import MemoryScope
-from bot.ports.health import StoreDown
 from bot.storage.disk import Backlog
 
 log = logging.getLogger(__name__)
@@ -63,14 +63,6 @@ TRUSTED_IDLE_SECONDS = 5.0
 
 RECONNECT_SECONDS = 3.0
 """How long the pool's background reconnection tries (1 s, 2 s) before a call starts anew."""
-
-
-class DatabaseUnavailable(Exception):
-    """The database could not be reached or prepared at start; the message is for people."""
-
-
-class DatabaseDown(StoreDown):
-    """A call could not reach the database while the bot runs (logged by `DatabaseHealth`)."""
 
 
 def describe_url(url: str) -> str:

@@ -417,3 +417,20 @@ async def test_a_key_no_header_can_carry_is_named_in_status_and_logs_but_never_s
     assert "секрет" not in caplog.text + health.detail
     assert not route.called
     assert adapter.breaker.state is CircuitState.CLOSED, "a bad key is no failure of the server"
+
+
+@respx.mock
+async def test_texts_about_gives_the_owners_chunks_and_raises_when_the_server_fails(adapter):
+    respx.post(f"{URL}/query/data").mock(
+        side_effect=[
+            httpx.Response(
+                200,
+                json=data_answer(("Redis runs on 6380", MINE), ("Bob likes Roquefort", OTHERS)),
+            ),
+            httpx.Response(503),
+        ]
+    )
+    found = await adapter.texts_about("111", "Which port does Redis use?")
+    assert [piece.text for piece in found] == ["Redis runs on 6380"]
+    with pytest.raises(RagUnavailable):
+        await adapter.texts_about("111", "Which port does Redis use?")
