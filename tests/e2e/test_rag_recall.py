@@ -30,8 +30,11 @@ def lightrag(rag_llm, tmp_path):
 async def rag_app(settings, fake_llm, lightrag):
     settings.openai_base_url = fake_llm.base_url
     settings.rag_api_key = RAG_KEY
+    # `# Memory` off: what these tests look for would be there too, and `# Relevant Memory`
+    # leaves out what `# Memory` holds (`bot/rag/relevance.py`; the last test has both on).
     edit_runtime_config(
         settings.runtime_config_path,
+        memory={"enabled": False},
         rag={
             "enabled": True,
             "url": lightrag.url,
@@ -261,3 +264,23 @@ async def test_a_skill_the_model_activates_is_in_the_next_prompt_and_the_indexed
     await rag_app.handle(say("1201", "/new"), channel)
     await rag_app.handle(say("1201", "What about basil on the same balcony in Porto?"), channel)
     assert "\n# Active Skill" not in fake_llm.system_prompts()[-1], "/new clears it"
+
+
+async def test_relevant_memory_leaves_out_what_memory_holds(rag_app, settings, fake_llm, lightrag):
+    edit_runtime_config(settings.runtime_config_path, memory={"enabled": True})
+    channel = RecordingChannel()
+    told = [
+        "My sister Olga moved to Porto last spring for her new job.",
+        "The staging cluster is called Tern and it runs Kubernetes 1.29.",
+    ]
+    for text in told:
+        await rag_app.handle(say("901", text), channel)
+    await wait_indexed(rag_app, lightrag, len(told))
+    await rag_app.memory.drain()
+    await rag_app.handle(say("901", "/new"), channel)
+    await rag_app.handle(say("901", "Which city did my sister Olga move to?"), channel)
+
+    prompt = fake_llm.system_prompts()[-1]
+    memory = prompt.split("\n# Memory\n", 1)[1].split("\n\n# ", 1)[0]
+    assert "Porto" in memory
+    assert prompt.count("Olga moved to Porto") == 1, "the same words twice in one prompt"
