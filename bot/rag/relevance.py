@@ -46,12 +46,12 @@ _EXCHANGE = re.compile(
 
 @dataclass(frozen=True)
 class ChunkRule:
-    first: int = 3
+    first: int = 6
     """The server's first exchanges, kept whatever words they share with the question."""
     min_shared: int = 1
     """Content words a later exchange, a relation or an entity must share with the question."""
-    reply_chars: int = 120
-    """An assistant reply longer than this is cut (with "…")."""
+    reply_chars: int = 60
+    """An assistant reply longer than this is cut (with "…"): what it said stays findable."""
     facts: int = 3
     """Related facts and entities kept at most (each sharing words with the question)."""
 
