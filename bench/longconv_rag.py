@@ -13,7 +13,12 @@ Arms, per split: `# Memory` alone, `# Relevant Memory` alone, both sections toge
 BM25, e5 cosine and full context at the characters of both sections together (the combined
 budget). A turn waits for its query as long as it takes (`recallBudgetSeconds` =
 `timeoutSeconds`), so a busy machine does not turn a slow answer into an empty section.
-Target, on test: both sections at least the best baseline's evidence recall + 0.10.
+Target, on test: both sections at least the best baseline's evidence recall + 0.10, or
+`# Relevant Memory` shrunk to what it earns (`bot/rag/relevance.py`). `--dump FILE` appends
+each question's sections, for `bench/longconv_rag_rules.py` to replay rules on.
+
+A run indexes about 90 exchanges a conversation: about 4 minutes each at load 7-9 on two cores,
+20-25 minutes for all five; `--conversations N` takes the first N of each split.
 """
 
 from __future__ import annotations
