@@ -30,7 +30,8 @@ class ContextBuildingSystem:
     Prompt files, then `# Memory` (short-term pack), `# Relevant Memory` (RAG), the chat's
     `# Active Skill`, `# Available Tools`, `# Available Skills` (when the model may activate
     them), and the summary of this conversation's older turns. Memory and RAG are fetched
-    concurrently; either one failing only leaves its section out.
+    concurrently; either one failing only leaves its section out. Then RAG's block keeps only
+    what earns its place next to `# Memory` (`bot/rag/relevance.py`).
     """
 
     name = "ContextBuilding"
