@@ -10,9 +10,9 @@ server's order:
 
 - an exchange whose user words are small talk (`bot/small_talk.py`), or repeat an exchange
   already kept, is dropped;
-- of the rest, the server's first `ChunkRule.first` exchanges are kept (its search is
-  semantic: a question in other words than the answer still finds it), and a later one only
-  when its words share at least `ChunkRule.min_shared` content words with the question;
+- of the rest not dropped below, the server's first `ChunkRule.first` exchanges are kept
+  (its search is semantic: a question in other words than the answer still finds it), and a
+  later one only when its words share `ChunkRule.min_shared` content words with the question;
 - at most `ChunkRule.facts` related facts and entities, each sharing `min_shared` words with
   the question;
 - an assistant reply is cut to `ChunkRule.reply_chars` (the user's words are what is recalled);
