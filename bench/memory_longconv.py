@@ -23,7 +23,11 @@ time passes for memory (nothing expires, every item is as recent as the next), w
 separates what ranking and packing lose from what time takes away. The baselines keep the
 sessions' real dates either way.
 
-    python -m bench.memory_longconv [--split dev|test|both] [--misses] [--one-day]
+`--rag` turns LightRAG on and measures `# Relevant Memory` too (`bench/longconv_rag.py`);
+`--conversations N` takes the first N conversations of each split.
+
+    python -m bench.memory_longconv [--split dev|test|both] [--misses] [--one-day] [--rag]
+        [--conversations N] [--dump FILE]
 """
 
 from __future__ import annotations
@@ -180,9 +184,14 @@ async def _say(app: BotApp, address: ChatAddress, user: str, words: str, clock: 
 
 
 async def ask(
-    app: BotApp, llm: PlannedReplies, clock: Clock, conversation: Conversation
+    app: BotApp,
+    llm: PlannedReplies,
+    clock: Clock,
+    conversation: Conversation,
+    prompts: list[str] | None = None,
 ) -> list[Context]:
-    """The next day, after `/new` and `/remember off`: each question's `# Memory`."""
+    """The next day, after `/new` and `/remember off`: each question's `# Memory` (and its
+    whole system prompt into `prompts`, when given)."""
     address = ChatAddress("eval", conversation.user)
     clock.now = _question_day(conversation)
     await _say(app, address, conversation.user, "/new", clock)
@@ -192,6 +201,8 @@ async def ask(
         clock.now += timedelta(minutes=1)
         await _say(app, address, conversation.user, question.text, clock)
         prompt = llm.requests[-1].messages[0].content or ""
+        if prompts is not None:
+            prompts.append(prompt)
         contexts.append(Context(tuple(memory_lines(prompt))))
     return contexts
 
@@ -242,10 +253,10 @@ async def evaluate(
 
 
 async def score_split(
-    split: str, show_misses: bool = False, one_day: bool = False
+    split: str, show_misses: bool = False, one_day: bool = False, conversations: int | None = None
 ) -> dict[str, Scores]:
     scores = {arm: Scores() for arm in ARMS}
-    for conversation in load_conversations(split=split):
+    for conversation in load_conversations(split=split)[:conversations]:
         said = {m.id: m.text for _, m in conversation.messages()}
         with tempfile.TemporaryDirectory() as tmp:
             contexts = await evaluate(conversation, Path(tmp), one_day)
@@ -310,11 +321,12 @@ def run(
     show_misses: bool = False,
     one_day: bool = False,
     matrix: bool = False,
+    conversations: int | None = None,
 ) -> list[Figure]:
     mode = "told in one day" if one_day else "told over months"
     figures: list[Figure] = []
     for split in splits:
-        scores = asyncio.run(score_split(split, show_misses, one_day))
+        scores = asyncio.run(score_split(split, show_misses, one_day, conversations))
         if matrix:
             print_matrix(split, scores)
         figures += figures_of(split, scores, mode)
@@ -330,9 +342,27 @@ def main() -> None:
         action="store_true",
         help="tell every session on the day before the questions (no time passes for memory)",
     )
+    parser.add_argument(
+        "--rag",
+        action="store_true",
+        help="LightRAG on: both sections against the baselines (bench/longconv_rag.py)",
+    )
+    parser.add_argument(
+        "--conversations", type=int, help="only the first N conversations of each split"
+    )
+    parser.add_argument("--dump", type=Path, help="with --rag: append each question's sections")
     args = parser.parse_args()
     splits = ("dev", "test") if args.split == "both" else (args.split,)
-    print_table(run(splits, args.misses, args.one_day, matrix=True))
+    if args.rag:
+        from bench import longconv_rag
+
+        print_table(
+            longconv_rag.run(splits, args.misses, args.one_day, args.conversations, args.dump)
+        )
+        return
+    print_table(
+        run(splits, args.misses, args.one_day, matrix=True, conversations=args.conversations)
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from bot.pipeline.context import TurnContext
 from bot.ports.memory import MemoryRecall
 from bot.ports.rag import RagRecall
 from bot.prompts import PromptFiles
+from bot.rag.relevance import earned
 from bot.skills import SkillLibrary, list_resources
 from bot.tools import ToolRegistry
 from bot.untrusted import UNTRUSTED_RULE, fenced, neutralised, one_line
@@ -30,7 +31,8 @@ class ContextBuildingSystem:
     Prompt files, then `# Memory` (short-term pack), `# Relevant Memory` (RAG), the chat's
     `# Active Skill`, `# Available Tools`, `# Available Skills` (when the model may activate
     them), and the summary of this conversation's older turns. Memory and RAG are fetched
-    concurrently; either one failing only leaves its section out.
+    concurrently; either one failing only leaves its section out. Then RAG's block keeps only
+    what earns its place next to `# Memory` (`bot/rag/relevance.py`).
     """
 
     name = "ContextBuilding"
@@ -63,6 +65,8 @@ class ContextBuildingSystem:
         else:
             ctx.memory_pack = await self._recall_memory(ctx)
             ctx.rag_context = await self._recall_rag(ctx)
+        if ctx.rag_context:  # only what `# Memory` does not hold already and the question needs
+            ctx.rag_context = earned(ctx.rag_context, ctx.user_text, ctx.memory_pack)
         await self._take_skill(ctx)
         ctx.system_prompt = self.render(ctx)
 

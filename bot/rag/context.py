@@ -10,6 +10,13 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.rag.documents import owner_tag_of, tag
+from bot.rag.relevance import (
+    ENTITIES_HEADING,
+    EXCHANGES_HEADING,
+    RELATIONS_HEADING,
+    RULE,
+    fresh_exchanges,
+)
 
 SOURCE_SEPARATOR = "<SEP>"
 MIN_USEFUL_LINE = 40
@@ -57,19 +64,22 @@ class QueryData(BaseModel):
         )
 
 
-def render_context(data: QueryData, max_chars: int) -> str:
+def render_context(data: QueryData, max_chars: int, reply_chars: int = RULE.reply_chars) -> str:
     """Past exchanges first (they are the ground truth), then relations, then entities.
 
-    Lines are whitespace-folded; a line longer than the room left is cut with "…", and a
-    section stops once less than a useful line's worth of room remains.
+    Lines are whitespace-folded; exchanges that are small talk or repeats are left out and
+    assistant replies cut to `reply_chars` (`bot/rag/relevance.py`). A line longer than the
+    room left is cut with "…", and a section stops once less than a useful line's worth of
+    room remains.
     """
+    exchanges = fresh_exchanges([" ".join(c.content.split()) for c in data.chunks], reply_chars)
     sections = [
-        ("Past conversations:", [c.content for c in data.chunks]),
+        (EXCHANGES_HEADING, exchanges),
         (
-            "Related facts:",
+            RELATIONS_HEADING,
             [f"{r.src_id} — {r.tgt_id}: {r.description}" for r in data.relationships],
         ),
-        ("Known entities:", [f"{e.entity_name}: {e.description}" for e in data.entities]),
+        (ENTITIES_HEADING, [f"{e.entity_name}: {e.description}" for e in data.entities]),
     ]
     lines: list[str] = []
     room = max_chars

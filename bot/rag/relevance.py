@@ -1,0 +1,146 @@
+"""What of LightRAG's answer earns a place in `# Relevant Memory`.
+
+LightRAG returns up to `chunk_top_k` past exchanges for any question, ranked by its own
+search, and the rendered block used to fill `rag.contextMaxChars` every time: on the
+long-conversation evaluation (`bench/longconv_rag.py`) it was 4,000 characters a question,
+mostly exchanges that had nothing to do with it ("had the best ramen at lunch" for "Which
+part of the city did we end up renting in?"), the same small talk several times over, and
+assistant replies longer than the words they answered. So, on the block's items in the
+server's order:
+
+- an exchange whose user words are small talk (`bot/small_talk.py`), or repeat an exchange
+  already kept, is dropped;
+- of the rest not dropped below, the server's first `ChunkRule.first` exchanges are kept
+  (its search is semantic: a question in other words than the answer still finds it), and a
+  later one only when its words share `ChunkRule.min_shared` content words with the question;
+- at most `ChunkRule.facts` related facts and entities, each sharing `min_shared` words with
+  the question;
+- an assistant reply is cut to `ChunkRule.reply_chars` (the user's words are what is recalled);
+- an item whose user words a line of `# Memory`, or an item kept before it, already holds is
+  dropped: the same words twice in one prompt cost twice.
+
+`fresh_exchanges` runs as the block is rendered (`bot/rag/context.py`), `earned` once
+`# Memory` is known (`bot/pipeline/context_building.py`).
+
+The rule's numbers were chosen on the evaluation's dev split and measured on test
+(`docs/MEMORY.md`, "Performance").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.small_talk import is_small_talk
+from bot.words import content_words
+
+STEM = 5
+"""Words compare by their first five letters ("engaged" ~ "engagement")."""
+HELD_SHARE = 0.6
+"""A `# Memory` line holding this share of an item's user words holds the item."""
+_EXCHANGE = re.compile(
+    r"^(?P<head>.*?)\bUser(?: \([^)]*\))?: (?P<user>.*?)(?: Assistant: (?P<reply>.*))?$"
+)
+
+
+@dataclass(frozen=True)
+class ChunkRule:
+    first: int = 6
+    """The server's first exchanges, kept whatever words they share with the question."""
+    min_shared: int = 1
+    """Content words a later exchange, a relation or an entity must share with the question."""
+    reply_chars: int = 60
+    """An assistant reply longer than this is cut (with "…"): what it said stays findable."""
+    facts: int = 3
+    """Related facts and entities kept at most (each sharing words with the question)."""
+
+
+RULE = ChunkRule()
+EXCHANGES_HEADING = "Past conversations:"
+RELATIONS_HEADING = "Related facts:"
+ENTITIES_HEADING = "Known entities:"
+HEADINGS = (EXCHANGES_HEADING, RELATIONS_HEADING, ENTITIES_HEADING)
+
+
+def stems(text: str) -> set[str]:
+    """`text`'s content words, lower-cased and cut to `STEM` letters."""
+    return {word.lower()[:STEM] for word in content_words(text, limit=512)}
+
+
+def user_words(item: str) -> str:
+    """The user's words of an exchange (`Date: … User: … Assistant: …`), else the item."""
+    match = _EXCHANGE.match(item)
+    return match.group("user") if match else item
+
+
+def compact(item: str, reply_chars: int) -> str:
+    """An exchange with its assistant reply cut to `reply_chars`; anything else unchanged."""
+    match = _EXCHANGE.match(item)
+    reply = match.group("reply") if match else None
+    if match is None or reply is None or len(reply) <= reply_chars:
+        return item
+    cut = reply[: max(reply_chars - 1, 0)].rstrip()
+    return f"{item[: match.start('reply')]}{cut}…" if cut else item[: match.start("reply") - 12]
+
+
+def fresh_exchanges(items: Sequence[str], reply_chars: int = RULE.reply_chars) -> list[str]:
+    """The exchanges (whitespace-folded, in the server's order) that are neither small talk
+    nor a repeat of one before them, each with its reply cut to `reply_chars`."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    for item in items:
+        words = user_words(item)
+        key = " ".join(words.lower().split())
+        if key not in seen and not is_small_talk(words):
+            seen.add(key)
+            kept.append(compact(item, reply_chars))
+    return kept
+
+
+def earned(context: str, question: str, memory_pack: str, rule: ChunkRule = RULE) -> str:
+    """`context` (a rendered `# Relevant Memory` block) with only what earns its place for
+    `question` next to `memory_pack` (`# Memory`).
+
+    An item goes when a line of the pack, or an item kept before it, already holds its user
+    words. Of the exchanges left, the first `rule.first` stay, and later ones sharing
+    `rule.min_shared` content words with the question; of the facts, at most `rule.facts`
+    sharing them. A heading left with no items goes too. A block `render_context` did not
+    make (an answer, in the `answer` retrieval style) is returned as it is.
+    """
+    if context.split("\n", 1)[0] not in HEADINGS:
+        return context
+    asked = stems(question)
+    known = [stems(line) for line in memory_pack.splitlines() if line.strip()]
+    kept: list[str] = []
+    heading: str | None = None
+    exchanges = False
+    ranked = facts = 0
+    for line in context.splitlines():
+        if not line.startswith("- "):
+            heading, exchanges = line, line == EXCHANGES_HEADING
+            continue
+        item = line[2:]
+        if held_by(item, known):
+            continue
+        shares = len(asked & stems(user_words(item))) >= rule.min_shared
+        if exchanges:
+            ranked += 1
+            if not (shares or ranked <= rule.first):
+                continue
+        else:
+            if not shares or facts >= rule.facts:
+                continue
+            facts += 1
+        if heading is not None:
+            kept.append(heading)
+            heading = None
+        kept.append(line)
+        known.append(stems(user_words(item)))
+    return "\n".join(kept)
+
+
+def held_by(item: str, known: Sequence[set[str]]) -> bool:
+    """Whether one of `known` (each line's stems) holds `HELD_SHARE` of `item`'s user words."""
+    wanted = stems(user_words(item))
+    return bool(wanted) and any(len(wanted & line) >= HELD_SHARE * len(wanted) for line in known)
