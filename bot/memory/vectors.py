@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from bot.ports.embeddings import Vectors
+from bot.ports.embeddings import Vectors, cosines
 from bot.storage.atomic import fsync_dir, open_private, write_atomic
 
 ID_BYTES = 16
@@ -148,7 +148,7 @@ class VectorSearch:
         """Up to `limit` item ids with their cosine to `query`, best first."""
         if not self._live or limit <= 0 or query.shape[-1] != self._matrix.shape[1]:
             return {}
-        scores = self._matrix @ query.reshape(-1)
+        scores = cosines(self._matrix, query)
         scores[~self._alive] = -np.inf
         count = min(limit, self._live)
         best = np.argpartition(-scores, count - 1)[:count]

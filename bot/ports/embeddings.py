@@ -40,3 +40,16 @@ def unit_rows(matrix: npt.ArrayLike) -> Vectors:
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     unit: Vectors = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
     return unit
+
+
+def cosines(rows: Vectors, query: Vectors) -> Vectors:
+    """Each row's dot product with `query` (the cosine, both being unit length), on the
+    calling thread alone.
+
+    Not `rows @ query`: numpy hands that to OpenBLAS, whose worker threads (one per core)
+    spin for a while after every call waiting for more. On a busy two-core machine that
+    spinning cost several times the product itself (at 10k rows, 2.1 ms of CPU against
+    0.6 ms; in the bot under load, a third of all its CPU). `einsum` without `optimize`
+    runs numpy's own vectorised loop and never wakes a BLAS thread."""
+    found: Vectors = np.einsum("ij,j->i", rows, query.reshape(-1).astype(rows.dtype, copy=False))
+    return found

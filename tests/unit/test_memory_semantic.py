@@ -17,6 +17,7 @@ from bot.memory.scoring import nearest_in_meaning, word_matches
 from bot.memory.semantic import AskedBefore
 from bot.memory.service import ShortTermMemory
 from bot.memory.vectors import VectorFile, VectorIndex
+from bot.ports.embeddings import cosines, unit_rows
 from tests.fakes.embeddings import FakeEmbedder, embeddings_down
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -213,6 +214,15 @@ def test_vector_index_finds_the_nearest_and_forgets():
     assert list(index.nearest(np.array([1, 0], dtype=np.float32), 2)) == ["x", "y"]
     index.remove("x")
     assert list(index.nearest(np.array([1, 0], dtype=np.float32), 2)) == ["y"]
+
+
+def test_cosines_are_the_dot_products_of_unit_rows_whatever_the_query_type():
+    rows = unit_rows(np.random.default_rng(7).normal(size=(50, 16)))
+    for query in (rows[3], rows[3].astype(np.float64), rows[3:4]):
+        found = cosines(rows, query)
+        assert found.dtype == np.float32 and found.shape == (50,)
+        assert np.allclose(found, rows @ rows[3], atol=1e-6)
+    assert int(np.argmax(found)) == 3
 
 
 def test_embeddings_config_defaults_to_the_bundled_model():
