@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from bot.config.model import EmbeddingsConfig, MemoryConfig
+from bot.memory.episodes import episode
 from bot.memory.model import ItemType, new_item
 from bot.memory.scoring import nearest_in_meaning, word_matches
 from bot.memory.semantic import AskedBefore
@@ -266,6 +267,47 @@ async def test_a_question_asked_again_is_not_embedded_again(semantic_memory, emb
     for _ in range(2):
         assert "Porto" in (await semantic_memory.recall("u", question)).splitlines()[0]
     assert embedder.embedded.count(question) == 1
+
+
+async def test_a_message_is_embedded_once_for_its_recall_and_its_storing(semantic_memory, embedder):
+    """The exchange is stored in the words its recall embedded: that vector is the item's."""
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    said = "we adopted a beagle puppy last spring, her name is Biscuit"
+    await semantic_memory.recall("u", said)
+    await semantic_memory.remember_exchange("u", said, "Congratulations, noted!", "turn:a:9")
+    await semantic_memory.drain()
+    assert embedder.embedded.count(said) == 1
+    [item] = [i for i in await semantic_memory.live_items("u") if "Biscuit" in i.content]
+    [file] = VectorFile.every(semantic_memory.root / "u-u")
+    ids, vectors = file.load({item.id})
+    assert ids == [item.id]  # the question's vector, kept as the item's
+    assert np.allclose(vectors[0], (await FakeEmbedder().embed([said]))[0], atol=1e-3)
+    assert "Biscuit" in await semantic_memory.recall("u", "what is our hound called?")
+
+
+async def test_of_items_stored_together_only_those_not_asked_go_to_the_model(
+    semantic_memory, embedder
+):
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    asked = "we adopted a beagle puppy last spring, her name is Biscuit"
+    await semantic_memory.recall("u", asked)
+    before = len(embedder.embedded)
+    fact = new_item(
+        ItemType.FACT,
+        "The user's wife works as a pediatrician.",
+        source="t",
+        confidence=0.9,
+        now=NOW,
+    )
+    await semantic_memory.add("u", [episode(asked, "Lovely!", "turn:a:9", NOW, None), fact])
+    await semantic_memory.drain()
+    assert embedder.embedded[before:] == [fact.content]
+    assert "Biscuit" in await semantic_memory.recall("u", "what is our hound called?")
+    assert "pediatrician" in await semantic_memory.recall("u", "what does my spouse do?")
 
 
 async def test_a_question_asked_again_after_a_model_change_is_embedded_by_the_new_model(

@@ -49,7 +49,14 @@ from bot.memory.scoring import (
     oldest_recalled,
     rank_candidates,
 )
-from bot.memory.semantic import BATCH, EmbeddingRest, item_text
+from bot.memory.semantic import (
+    ASKED_BEFORE,
+    BATCH,
+    AskedBefore,
+    EmbeddingRest,
+    item_text,
+    vectors_of,
+)
 from bot.memory.service import merge, relaxed_for_search
 from bot.memory.text import tokens
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
@@ -91,6 +98,7 @@ class PostgresMemory(RemembersExchanges):
         self._clock = clock
         self._embedder = embedder
         self._rest = EmbeddingRest()
+        self._asked = AskedBefore(ASKED_BEFORE)
         self._max_unwritten = max_unwritten
         self._unwritten: OrderedDict[str, list[MemoryItem]] = OrderedDict()
         self._filling: dict[str, asyncio.Task[None]] = {}
@@ -278,13 +286,18 @@ class PostgresMemory(RemembersExchanges):
             return None
         if self._rest.resting():
             return None
+        model_id = self._embedder.model_id
+        vector = self._asked.get(model_id, query)
+        if vector is not None:
+            return vector
         try:
             async with asyncio.timeout(self._config().embeddings.timeout_seconds):
-                vector: Vectors = (await self._embedder.embed([query]))[0]
+                vector = (await self._embedder.embed([query]))[0]
         except (EmbeddingError, TimeoutError) as exc:
             self._rest.failed(exc)
             return None
         self._rest.succeeded()
+        self._asked.put(model_id, query, vector)
         return vector
 
     async def _write(
@@ -358,7 +371,8 @@ class PostgresMemory(RemembersExchanges):
                     )
                 if not batch:
                     return
-                found = await embedder.embed([item_text(item) for item in batch])
+                texts = [item_text(item) for item in batch]
+                found = await vectors_of(embedder, self._asked, model_id, texts)
                 self._rest.succeeded()
                 async with self._database.connection(STORE) as connection:
                     await rows.store_vectors(connection, user_id, model_id, batch, found)
