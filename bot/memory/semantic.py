@@ -228,7 +228,9 @@ class SemanticMemory:
             if items is None or not model_id or self._rest.resting():
                 return
             if items.vectors is None or items.vectors.model_id != model_id:
-                if model_id not in self._dimensions:
+                if model_id not in self._dimensions and not await self._size_on_disk(
+                    user_id, model_id
+                ):
                     return  # the first recall learns the model's size and opens the vectors
                 await self._open(user_id, items, model_id)
             batch = items.without_vectors(BATCH)
@@ -274,6 +276,22 @@ class SemanticMemory:
             wanted = list(items.items)
             index, missing = await asyncio.to_thread(_read_index, file, model_id, wanted)
             items.open_vectors(index, missing)
+
+    async def _size_on_disk(self, user_id: str, model_id: str) -> bool:
+        """Learn the model's vector size from this user's file of it, if there is one: after
+        a restart, before any question was embedded, a fill can then open the vectors."""
+        directory = self._directory_of(user_id)
+
+        def size() -> int | None:
+            for file in VectorFile.every(directory):
+                if VectorFile.of(directory, model_id, file.dimensions).path == file.path:
+                    return file.dimensions
+            return None
+
+        found = await asyncio.to_thread(size)
+        if found is not None:
+            self._dimensions.setdefault(model_id, found)
+        return found is not None
 
     async def _drop_other_models(self, user_id: str, items: UserItems) -> None:
         """Once per user and model and run: a fill after every turn need not list the folder."""

@@ -377,13 +377,15 @@ class ShortTermMemory(RemembersExchanges):
     async def _load_locked(self, user_id: str) -> UserItems:
         items = self._loaded.get(user_id)
         if items is None:
-            if self._files(user_id).directory.exists():
-                items = await self._read_in_thread(user_id)
-            else:
-                items = UserItems()  # a new user: nothing to read, no thread to wait for
+            on_disk = self._files(user_id).directory.exists()
+            # A new user: nothing to read, no thread to wait for.
+            items = await self._read_in_thread(user_id) if on_disk else UserItems()
             self._loaded[user_id] = items
             while len(self._loaded) > self._cached_users:
                 self._loaded.popitem(last=False)
+            if on_disk and self._semantic is not None:
+                # Their vectors are read as part of the load, not by their first recall.
+                self._semantic.fill_in_background(user_id)
         self._loaded.move_to_end(user_id)
         return items
 

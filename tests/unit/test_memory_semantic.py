@@ -111,6 +111,23 @@ async def test_vectors_persist_so_a_restart_embeds_only_the_question(
     assert fresh.embedded == ["what is our hound called?"]  # the question only, no item
 
 
+async def test_after_a_restart_a_users_vectors_are_read_with_their_items(
+    tmp_path, semantic_memory, timer
+):
+    """Loading a user reads their vectors too, so their first recall need not."""
+    await tell(semantic_memory, FACT, "we have a beagle called Biscuit")
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    fresh = FakeEmbedder()
+    reopened = memory_over(semantic_memory.root, fresh, timer)
+    assert await reopened.count_for("u") > 0  # loads the user, and nothing else
+    await reopened.drain()
+    for file in VectorFile.every(semantic_memory.root / "u-u"):
+        file.path.unlink()  # what was read with the items is all there is now
+    assert "Biscuit" in await reopened.recall("u", "what is our hound called?")
+    assert fresh.embedded == ["what is our hound called?"]
+
+
 async def test_a_user_with_nothing_stored_is_answered_without_embedding_the_question(
     semantic_memory, embedder
 ):
