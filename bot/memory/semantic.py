@@ -197,8 +197,12 @@ class SemanticMemory:
         return vector
 
     def fill_in_background(self, user_id: str) -> None:
-        """Embed this user's items that have no vector yet; one task per user at a time."""
-        if not self._embedder.model_id or user_id in self._filling or self._rest.resting():
+        """Embed this user's items that have no vector yet; one task per user at a time (a
+        fill that has just returned, its callback not yet run, no longer counts)."""
+        running = self._filling.get(user_id)
+        if not self._embedder.model_id or self._rest.resting():
+            return
+        if running is not None and not running.done():
             return
         task = asyncio.create_task(self._fill(user_id), name=f"memory-embed:{user_id}")
         self._filling[user_id] = task
@@ -207,7 +211,8 @@ class SemanticMemory:
     def _filled(self, user_id: str, task: asyncio.Task[None]) -> None:
         """A fill ended: whatever failed in it is one log line, never an exception left in a
         task nobody awaits ("Task exception was never retrieved")."""
-        self._filling.pop(user_id, None)
+        if self._filling.get(user_id) is task:
+            del self._filling[user_id]
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.error("[Memory] embedding items failed: %s: %s", type(exc).__name__, exc)
 
@@ -228,9 +233,9 @@ class SemanticMemory:
             if items is None or not model_id or self._rest.resting():
                 return
             if items.vectors is None or items.vectors.model_id != model_id:
-                if model_id not in self._dimensions and not await self._size_on_disk(
-                    user_id, model_id
-                ):
+                if model_id not in self._dimensions:
+                    await self._learn_size_on_disk(user_id, model_id)
+                if model_id not in self._dimensions:  # (a recall may have learnt it meanwhile)
                     return  # the first recall learns the model's size and opens the vectors
                 await self._open(user_id, items, model_id)
             batch = items.without_vectors(BATCH)
@@ -277,7 +282,7 @@ class SemanticMemory:
             index, missing = await asyncio.to_thread(_read_index, file, model_id, wanted)
             items.open_vectors(index, missing)
 
-    async def _size_on_disk(self, user_id: str, model_id: str) -> bool:
+    async def _learn_size_on_disk(self, user_id: str, model_id: str) -> None:
         """Learn the model's vector size from this user's file of it, if there is one: after
         a restart, before any question was embedded, a fill can then open the vectors."""
         directory = self._directory_of(user_id)
@@ -291,7 +296,6 @@ class SemanticMemory:
         found = await asyncio.to_thread(size)
         if found is not None:
             self._dimensions.setdefault(model_id, found)
-        return found is not None
 
     async def _drop_other_models(self, user_id: str, items: UserItems) -> None:
         """Once per user and model and run: a fill after every turn need not list the folder."""
