@@ -44,8 +44,8 @@ ASKED_BEFORE = 256
 """Questions whose vectors are kept (1.5 kB each with the bundled model): "hi", "thanks",
 "what's on my list?" and a question sent again after an error are asked over and over, and
 each costs the bundled model ~10-20 ms of a core. An exchange stored after its answer takes
-its question's vector from here too (`vectors_of`): 256 questions cover the
-time an answer takes at several messages a second; past that, the item is embedded again."""
+its question's vector from here too (`vectors_of`): 256 questions cover the time an answer
+takes at several messages a second; past that, the item is embedded again."""
 
 
 ASKED_BEFORE_LONGEST = 1000
@@ -55,8 +55,8 @@ pages as keys would hold megabytes."""
 
 class AskedBefore:
     """The vectors of the latest distinct questions, by model and text; the least recently
-        asked goes first. A text has one vector whoever asks, so the cache holds nothing that is
-        one user's: a vector is used only for the same words, by the asker's own recall or as the
+    asked goes first. A text has one vector whoever asks, so the cache holds nothing that is
+    one user's: a vector is used only for the same words, by the asker's own recall or as the
     vector of the asker's item that says them."""
 
     def __init__(self, capacity: int) -> None:
@@ -85,7 +85,7 @@ async def vectors_of(
     """The vectors of items' `texts`, each embedded once: a text asked as a question moments
     ago (most exchanges are stored in the very words their recall embedded) takes the
     question's vector, and only the others go to the model, in one call. The bundled model
-    spends ~10 ms of a core on a chat message, half a message's cost before this."""
+    spends ~10 ms of a core on a chat message, most of what a message costs the bot."""
     known = [asked.get(model_id, text) for text in texts]
     missing = [text for text, vector in zip(texts, known, strict=True) if vector is None]
     if len(missing) == len(texts):

@@ -192,6 +192,7 @@ def _settle(
 def _resolve(
     question: asyncio.Future[Vectors], vector: Vectors | None, error: BaseException | None
 ) -> None:
+    """On the question's loop: asyncio futures may only be settled there."""
     if question.done():
         return  # cancelled meanwhile (a time-out)
     if vector is not None:
