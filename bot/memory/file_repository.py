@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -29,7 +29,7 @@ from bot.config.model import MemoryConfig
 from bot.conversation import utc_now
 from bot.memory.documents import is_part_of
 from bot.memory.file_vectors import FileVectors
-from bot.memory.files import UserFiles, remove_ids
+from bot.memory.files import UserFiles, append_items, erase_items, remove_ids
 from bot.memory.loading import read_items
 from bot.memory.model import FACT_LAYERS, Layer, MemoryItem
 from bot.memory.repository import Embedded, Question
@@ -63,7 +63,9 @@ def file_memory(
 ) -> MemoryService:
     """Short-term memory in per-user files under `root`."""
     repository = FileRepository(root, config, clock, cached_users, first_recall_wait, user_files)
-    return MemoryService(repository, config, clock, embedder, timer)
+    service = MemoryService(repository, config, clock, embedder, timer)
+    repository.on_load(service.embed_missing)
+    return service
 
 
 class FileRepository:
@@ -91,6 +93,12 @@ class FileRepository:
         self._vectors = FileVectors(
             lambda user_id: self._files(user_id).directory, self._loaded.get, self._lock
         )
+        self._on_load: Callable[[str], None] = lambda user_id: None
+
+    def on_load(self, call: Callable[[str], None]) -> None:
+        """`call(user_id)` once a user's items are read from their files: the service embeds
+        what lacks a vector, which first reads their vectors, ahead of their first recall."""
+        self._on_load = call
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -148,7 +156,7 @@ class FileRepository:
             items = await self._load_locked(user_id)
             gone = [item for item_id in item_ids if (item := items.remove(item_id)) is not None]
             if gone:
-                await asyncio.to_thread(_erase, self._files(user_id), gone)
+                await asyncio.to_thread(erase_items, self._files(user_id), gone)
                 await self._vectors.forget(user_id, {item.id for item in gone})
             return gone
 
@@ -256,12 +264,13 @@ class FileRepository:
     async def _load_locked(self, user_id: str) -> UserItems:
         items = self._loaded.get(user_id)
         if items is None:
-            if self._files(user_id).directory.exists():
-                items = await self._read_in_thread(user_id)
-            else:
-                items = UserItems()  # a new user: nothing to read, no thread to wait for
+            on_disk = self._files(user_id).directory.exists()
+            # A new user: nothing to read, no thread to wait for.
+            items = await self._read_in_thread(user_id) if on_disk else UserItems()
             self._loaded[user_id] = items
             self._let_go_of_idle_users(keep=user_id)
+            if on_disk:
+                self._on_load(user_id)
         self._loaded.move_to_end(user_id)
         return items
 
@@ -305,7 +314,7 @@ class FileRepository:
         with full_collections_paused():
             items, ready = read_items(self._files(user_id), now, threshold, on_quick, stored_ttl)
             if ready:
-                _append(self._files(user_id), ready, {item.id for item in ready})
+                append_items(self._files(user_id), ready, {item.id for item in ready})
             settle(len(items))
         return items
 
@@ -337,7 +346,7 @@ class _FileOwner:
     async def put(self, items: list[MemoryItem], promoted_ids: set[str]) -> None:
         """In memory on the loop first, then appended to the files in a worker thread. An item
         moving to another layer is appended to its new file before the old file loses it, so a
-        crash keeps one of the two (a promoted item leaves its day file in `_append`)."""
+        crash keeps one of the two (a promoted item leaves its day file in `append_items`)."""
         files = self._files
         old = {
             item.id: found
@@ -348,7 +357,7 @@ class _FileOwner:
             self._items.put(item)
 
         def write() -> None:
-            _append(files, items, promoted_ids)
+            append_items(files, items, promoted_ids)
             for item in items:
                 before = old.get(item.id)
                 if before is not None and files.path_for(before) != files.path_for(item):
@@ -366,30 +375,9 @@ class _FileOwner:
             return
         excess = items.count(Layer.EPISODIC) - max_episodes + max(1, max_episodes // 10)
         gone = [item for i in items.oldest(Layer.EPISODIC, excess) if (item := items.remove(i))]
-        await asyncio.to_thread(_erase, self._files, gone)
+        await asyncio.to_thread(erase_items, self._files, gone)
         await self._vectors.forget(self._user_id, {item.id for item in gone})
         log.info("[Memory] past %d episodes: the %d oldest went", max_episodes, len(gone))
-
-
-def _append(files: UserFiles, stored: list[MemoryItem], promoted_ids: set[str]) -> None:
-    """Append `stored` to their files; the promoted ones leave their day files."""
-    files.append(stored)
-    left_behind: dict[Path, set[str]] = defaultdict(set)
-    for item in stored:
-        if item.id in promoted_ids:
-            left_behind[files.episode_path(item.created_at)].add(item.id)
-    for day_file, item_ids in left_behind.items():
-        remove_ids(day_file, item_ids)
-
-
-def _erase(files: UserFiles, gone: list[MemoryItem]) -> None:
-    """Remove `gone` from their files and from the day files they were episodes in."""
-    by_file: dict[Path, set[str]] = defaultdict(set)
-    for item in gone:
-        by_file[files.path_for(item)].add(item.id)
-        by_file[files.episode_path(item.created_at)].add(item.id)
-    for path, item_ids in by_file.items():
-        remove_ids(path, item_ids)
 
 
 class _Loading:

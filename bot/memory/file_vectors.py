@@ -1,5 +1,5 @@
 """The items' vectors of the file repository: one file per user and embedding model, beside
-the user's items (`bot/memory/vectors.py`), read into the user's `UserItems` on first use.
+the user's items (`bot/memory/vectors.py`), read into the user's `UserItems` as they load.
 
 A restart never re-embeds what was embedded before. A new embedding model
 (`memory.embeddings`) opens a new, empty vector file that fills in the background while recall
@@ -49,12 +49,15 @@ class FileVectors:
 
     async def unembedded(self, user_id: str, model_id: str, limit: int) -> list[MemoryItem]:
         """Up to `limit` loaded items without a vector of `model_id`. None until a question
-        has told the model's size; none left: older models' files go."""
+        or the user's file of the model has told the model's size; none left: older models'
+        files go."""
         items = self._items_of(user_id)
         if items is None:
             return []
         if items.vectors is None or items.vectors.model_id != model_id:
             if model_id not in self._dimensions:
+                await self._learn_size_on_disk(user_id, model_id)
+            if model_id not in self._dimensions:  # (a recall may have learnt it meanwhile)
                 return []  # the first recall learns the model's size and opens the vectors
             await self._open(user_id, items, model_id)
         batch = items.without_vectors(limit)
@@ -95,6 +98,21 @@ class FileVectors:
             wanted = list(items.items)
             index, missing = await asyncio.to_thread(_read_index, file, model_id, wanted)
             items.open_vectors(index, missing)
+
+    async def _learn_size_on_disk(self, user_id: str, model_id: str) -> None:
+        """Learn the model's vector size from this user's file of it, if there is one: after
+        a restart, before any question was embedded, a fill can then open the vectors."""
+        directory = self._directory_of(user_id)
+
+        def size() -> int | None:
+            for file in VectorFile.every(directory):
+                if VectorFile.of(directory, model_id, file.dimensions).path == file.path:
+                    return file.dimensions
+            return None
+
+        found = await asyncio.to_thread(size)
+        if found is not None:
+            self._dimensions.setdefault(model_id, found)
 
     async def _drop_other_models(self, user_id: str, items: UserItems) -> None:
         """Once per user and model and run: a fill after every turn need not list the folder."""

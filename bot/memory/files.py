@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -189,3 +190,24 @@ def remove_ids(path: Path, item_ids: set[str]) -> int:
         else:
             path.unlink(missing_ok=True)
     return removed
+
+
+def append_items(files: UserFiles, stored: list[MemoryItem], promoted_ids: set[str]) -> None:
+    """Append `stored` to their files; the promoted ones leave their day files."""
+    files.append(stored)
+    left_behind: dict[Path, set[str]] = defaultdict(set)
+    for item in stored:
+        if item.id in promoted_ids:
+            left_behind[files.episode_path(item.created_at)].add(item.id)
+    for day_file, item_ids in left_behind.items():
+        remove_ids(day_file, item_ids)
+
+
+def erase_items(files: UserFiles, gone: list[MemoryItem]) -> None:
+    """Remove `gone` from their files and from the day files they were episodes in."""
+    by_file: dict[Path, set[str]] = defaultdict(set)
+    for item in gone:
+        by_file[files.path_for(item)].add(item.id)
+        by_file[files.episode_path(item.created_at)].add(item.id)
+    for path, item_ids in by_file.items():
+        remove_ids(path, item_ids)

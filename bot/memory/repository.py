@@ -47,7 +47,8 @@ class Question:
     """True for a turn's recall: a user's items still loading are waited for only briefly
     (files); False for a search, which waits for all of them."""
     embeds: bool
-    """False when the service has no embedder: `vector` is always None, not worth a task."""
+    """False when the service has no embedder or the recall's message is small talk that
+    asks nothing (`worth_embedding`): `vector` is then None, not worth a task."""
     vector: Callable[[bool], Awaitable[Embedded | None]]
     """The question's vector, None for words alone; `True` first lets this user's items
     being embedded settle briefly (the repository knows some lack a vector)."""

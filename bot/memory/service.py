@@ -37,7 +37,7 @@ from bot.memory.packing import pack
 from bot.memory.repository import Embedded, MemoryRepository, Question
 from bot.memory.retention import ttl_applies
 from bot.memory.scoring import rank_candidates
-from bot.memory.semantic import Embeddings
+from bot.memory.semantic import Embeddings, worth_embedding
 from bot.ports.embeddings import EmbeddingPort
 from bot.ports.health import StoreDown
 
@@ -231,21 +231,31 @@ class MemoryService(RemembersExchanges):
                 return
             self._embeddings.fill_in_background(user_id)
 
+    def embed_missing(self, user_id: str) -> None:
+        """Embed this user's items that lack a vector, in the background (a repository calls
+        it once it has read a user's items: their vectors are then read with them)."""
+        self._embeddings.fill_in_background(user_id)
+
     # -- internals --------------------------------------------------------------------------
 
     async def _rank(
         self, user_id: str, query: str, config: MemoryConfig, recall: bool
     ) -> list[ScoredItem]:
-        """The repository's candidates for `query`, ranked by `rank_candidates`."""
+        """The repository's candidates for `query`, ranked by `rank_candidates`. A recall
+        for small talk that asks nothing goes by words alone (`worth_embedding`); a search
+        (the memory tool, extraction's `nearest`) always embeds its text."""
         now = self._clock()
+        embeds = self._embeddings.embeds and (not recall or worth_embedding(query))
 
         async def vector(settle: bool) -> Embedded | None:
+            if not embeds:
+                return None
             return await self._embeddings.query_vector(user_id, query, settle)
 
         question = Question(
             text=query,
             recall=recall,
-            embeds=self._embeddings.embeds,
+            embeds=embeds,
             vector=vector,
             exchanges_stored=lambda: self._exchanges_stored(user_id),
             vectors_opened=lambda: self._embeddings.fill_in_background(user_id),

@@ -13,9 +13,9 @@ a row of 384 rather than 1,536 as float32, 7.5 MB less per user at 10k items. A 
 half a step (1/65,534 of the row's largest component) of the vector: finer than the float16 of
 the file, so recall finds what it found with float32 (the recall benchmarks gave the same
 figures; 8-bit codes, a cosine off by up to 1e-3, lost a planted fact of 33). A search turns a
-block of rows back into float32 at a time (`SEARCH_BLOCK`) and multiplies it by the query with
-BLAS, as fast as a float32 matrix; float16 would be no smaller and 10x slower (numpy has no
-float16 BLAS and converts it element by element).
+block of rows back into float32 at a time and multiplies it by the query with BLAS on the
+calling thread (`cosines`), as fast as a float32 matrix; float16 would be no smaller and 10x
+slower (numpy has no float16 BLAS and converts it element by element).
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from bot.ports.embeddings import Vectors
+from bot.ports.embeddings import COSINE_BLOCK, Vectors, cosines
 from bot.storage.atomic import fsync_dir, open_private, write_atomic
 
 ID_BYTES = 16
 CODE_STEPS = 32_767
 """A code's largest magnitude: the row's largest component maps to it."""
-SEARCH_BLOCK = 1024
+SEARCH_BLOCK = COSINE_BLOCK
 """Rows turned back into float32 at once by a search or coded at once by `quantized` (1.5 MB
 of scratch at 384 dimensions): a load of 10k rows made whole float32 copies of 15 MB, which
 glibc then kept in a worker thread's arena, some 20 MB of RSS per loaded user."""
@@ -207,15 +207,8 @@ class VectorSearch:
         return {self._ids[at]: float(scores[at]) for at in best}
 
     def _scores(self, query: Vectors) -> Vectors:
-        """Every row's cosine to `query`, a block of rows decoded to float32 at a time."""
-        rows = len(self._codes)
-        scores = np.empty(rows, dtype=np.float32)
-        block = np.empty((min(rows, SEARCH_BLOCK), self._codes.shape[1]), dtype=np.float32)
-        for start in range(0, rows, SEARCH_BLOCK):
-            end = min(start + SEARCH_BLOCK, rows)
-            decoded = block[: end - start]
-            np.copyto(decoded, self._codes[start:end], casting="unsafe")
-            np.dot(decoded, query, out=scores[start:end])
+        """Every row's cosine to `query`: the codes' products (`cosines`), scaled back."""
+        scores = cosines(self._codes, query)
         scores *= self._scale
         return scores
 

@@ -40,3 +40,36 @@ def unit_rows(matrix: npt.ArrayLike) -> Vectors:
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     unit: Vectors = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
     return unit
+
+
+COSINE_BLOCK = 1024
+"""Rows multiplied by the query at once by `cosines` (1.5 MB of float32 at 384 dimensions)."""
+
+
+def cosines(rows: npt.NDArray[np.generic], query: Vectors) -> Vectors:
+    """Each row's dot product with `query` (the cosine, both being unit length), as float32,
+    `COSINE_BLOCK` rows at a time on the calling thread. Rows of another type (the 16-bit
+    codes of `bot/memory/vectors.py`) are turned into float32 a block at a time.
+
+    Not `rows @ query` over all rows: numpy hands a product that large to OpenBLAS, whose
+    worker threads (one per core) spin for a while after every call waiting for more. At 10k
+    rows of 384 on a busy two-core machine that cost 10 ms of CPU per search against 0.6 ms;
+    a block of 1024 rows stays on the calling thread (the same CPU as with one OpenBLAS
+    thread). For 16-bit codes blocks through BLAS are also cheaper than `einsum` (0.78 ms
+    against 0.90 per search at 10k; `einsum` over the codes themselves, 1.1 ms)."""
+    count = len(rows)
+    found: Vectors = np.empty(count, dtype=np.float32)
+    if not count:
+        return found
+    vector = np.asarray(query, dtype=np.float32).reshape(-1)
+    as_is = rows.dtype == np.float32 and rows.flags.c_contiguous
+    block = None if as_is else np.empty((min(count, COSINE_BLOCK), rows.shape[1]), np.float32)
+    for start in range(0, count, COSINE_BLOCK):
+        end = min(start + COSINE_BLOCK, count)
+        if block is None:
+            part = rows[start:end]
+        else:
+            part = block[: end - start]
+            np.copyto(part, rows[start:end], casting="unsafe")
+        np.dot(part, vector, out=found[start:end])
+    return found

@@ -12,6 +12,7 @@ from bot.conversation import utc_now
 from bot.memory.documents import document_parts, part_id
 from bot.memory.forgetting import forget_with_its_words
 from bot.memory.model import ItemType, Layer, new_item
+from tests.fakes.embeddings import FakeEmbedder
 
 SERVER = "Remember that my staging server is at 10.0.0.5."
 
@@ -138,6 +139,33 @@ async def test_a_question_in_other_words_finds_the_fact_by_meaning(new_memory_st
     pack = await restarted.recall("ann", "which town is my sibling based in?")
     assert "Porto" in pack.splitlines()[0]
     assert await restarted.recall("bob", "which town is my sibling based in?") == ""
+
+
+async def test_a_message_is_embedded_once_for_its_recall_and_its_storing(new_memory_store):
+    """The exchange is stored in the words its recall embedded: that vector is the item's."""
+    embedder = FakeEmbedder()
+    store = await new_memory_store(embedder)
+    await tell(store, "ann", "btw my sister Olga lives in Porto")
+    await store.recall("ann", "warm up")
+    await store.drain()
+    said = "we adopted a beagle puppy last spring, her name is Biscuit"
+    await store.recall("ann", said)
+    await tell(store, "ann", said)
+    await store.drain()
+    assert embedder.embedded.count(said) == 1
+    assert "Biscuit" in await store.recall("ann", "what is our hound called?")
+
+
+async def test_small_talk_that_asks_nothing_is_recalled_without_embedding(new_memory_store):
+    embedder = FakeEmbedder()
+    store = await new_memory_store(embedder)
+    await tell(store, "ann", "I make fresh pasta every sunday with my kids")
+    await store.recall("ann", "warm up")
+    await store.drain()
+    before = len(embedder.embedded)
+    assert "pasta" in await store.recall("ann", "just made pasta, nothing fancy")
+    await store.recall("ann", "where am I from?")
+    assert embedder.embedded[before:] == ["where am I from?"]
 
 
 async def test_extraction_sees_the_facts_a_message_may_correct(new_memory_store):

@@ -1,6 +1,7 @@
 """The bundled e5 model: it runs with no network, finds paraphrases in English and Russian,
 never pauses the event loop, and turns any text a user sends into a unit vector."""
 
+import asyncio
 import os
 import socket
 import threading
@@ -100,6 +101,64 @@ async def test_the_adapter_embeds_in_a_worker_thread(monkeypatch):
     vectors = await EmbeddedEmbedder().embed(["hello there"])
     assert vectors.shape == (1, DIMENSIONS)
     assert threads and threads[0] != threading.get_ident()
+
+
+class Gated:
+    """A model whose calls wait for `release`; each row points along its text's length."""
+
+    calls: list[list[str]]
+    started: threading.Event
+    release: threading.Event
+
+    def query(self, texts):
+        self.calls.append(list(texts))
+        self.started.set()
+        assert self.release.wait(10), "the test never released the model"
+        rows = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        rows[range(len(texts)), [len(text) for text in texts]] = 1.0
+        return rows
+
+
+@pytest.fixture
+def gated(monkeypatch):
+    Gated.calls, Gated.started, Gated.release = [], threading.Event(), threading.Event()
+    monkeypatch.setattr(embedded, "load_e5", Gated)
+    yield Gated
+    Gated.release.set()
+
+
+async def test_questions_asked_while_the_thread_is_busy_are_embedded_in_one_call(gated):
+    """Many chats at once: the questions that queued behind one call go in the next together
+    (cheaper per text); one whose asker gave up is left out."""
+    embedder = EmbeddedEmbedder()
+    first = asyncio.create_task(embedder.embed(["one"]))
+    assert await asyncio.to_thread(gated.started.wait, 10)
+    texts = ["two!", "three", "four..."]
+    queued = [asyncio.create_task(embedder.embed([text])) for text in texts]
+    gone = asyncio.create_task(embedder.embed(["timed out"]))
+    await asyncio.sleep(0)  # each task runs up to waiting for its vector
+    gone.cancel()
+    gated.release.set()
+    vectors = await asyncio.gather(first, *queued)
+    assert gated.calls == [["one"], texts]
+    assert [int(np.argmax(vector)) for vector in vectors] == [3, 4, 5, 7]
+    assert all(vector.shape == (1, DIMENSIONS) for vector in vectors)
+    embedder.close()
+
+
+async def test_closing_fails_the_questions_still_waiting(gated):
+    embedder = EmbeddedEmbedder()
+    first = asyncio.create_task(embedder.embed(["one"]))
+    assert await asyncio.to_thread(gated.started.wait, 10)
+    waiting = asyncio.create_task(embedder.embed(["two"]))
+    await asyncio.sleep(0)
+    embedder.close()
+    with pytest.raises(embedded.EmbeddingError, match="closed"):
+        await waiting
+    gated.release.set()
+    assert (await first).shape == (1, DIMENSIONS)  # the call under way still answers
+    with pytest.raises(embedded.EmbeddingError, match="closed"):
+        await embedder.embed(["three"])
 
 
 async def test_a_model_that_cannot_load_raises_an_embedding_error(monkeypatch):

@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 
 from bot.config.model import EmbeddingsConfig, MemoryConfig
+from bot.memory.episodes import episode
 from bot.memory.file_repository import file_memory
 from bot.memory.model import ItemType, new_item
 from bot.memory.scoring import nearest_in_meaning, word_matches
 from bot.memory.semantic import AskedBefore
 from bot.memory.vectors import VectorFile, VectorIndex
+from bot.ports.embeddings import cosines, unit_rows
 from tests.fakes.embeddings import FakeEmbedder, embeddings_down
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -107,6 +109,23 @@ async def test_vectors_persist_so_a_restart_embeds_only_the_question(
     await reopened.drain()
     assert "Biscuit" in pack
     assert fresh.embedded == ["what is our hound called?"]  # the question only, no item
+
+
+async def test_after_a_restart_a_users_vectors_are_read_with_their_items(
+    tmp_path, semantic_memory, timer
+):
+    """Loading a user reads their vectors too, so their first recall need not."""
+    await tell(semantic_memory, FACT, "we have a beagle called Biscuit")
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    fresh = FakeEmbedder()
+    reopened = memory_over(semantic_memory.repository.root, fresh, timer)
+    assert await reopened.count_for("u") > 0  # loads the user, and nothing else
+    await reopened.drain()
+    for file in VectorFile.every(semantic_memory.repository.root / "u-u"):
+        file.path.unlink()  # what was read with the items is all there is now
+    assert "Biscuit" in await reopened.recall("u", "what is our hound called?")
+    assert fresh.embedded == ["what is our hound called?"]
 
 
 async def test_a_user_with_nothing_stored_is_answered_without_embedding_the_question(
@@ -215,6 +234,23 @@ def test_vector_index_finds_the_nearest_and_forgets():
     assert list(index.nearest(np.array([1, 0], dtype=np.float32), 2)) == ["y"]
 
 
+def test_cosines_are_the_dot_products_of_unit_rows_whatever_the_query_type():
+    rows = unit_rows(np.random.default_rng(7).normal(size=(50, 16)))
+    for query in (rows[3], rows[3].astype(np.float64), rows[3:4]):
+        found = cosines(rows, query)
+        assert found.dtype == np.float32 and found.shape == (50,)
+        assert np.allclose(found, rows @ rows[3], atol=1e-6)
+    assert int(np.argmax(found)) == 3
+
+
+def test_cosines_of_16_bit_codes_over_several_blocks_are_their_float_products():
+    codes = np.random.default_rng(8).integers(-32767, 32767, size=(2500, 16), dtype=np.int16)
+    query = unit_rows(np.random.default_rng(9).normal(size=(1, 16)))[0]
+    found = cosines(codes, query)
+    assert found.dtype == np.float32 and found.shape == (2500,)
+    assert np.allclose(found, codes.astype(np.float64) @ query, rtol=1e-5, atol=1e-2)
+
+
 def test_embeddings_config_defaults_to_the_bundled_model():
     assert EmbeddingsConfig().provider == "embedded"
 
@@ -256,6 +292,63 @@ async def test_a_question_asked_again_is_not_embedded_again(semantic_memory, emb
     for _ in range(2):
         assert "Porto" in (await semantic_memory.recall("u", question)).splitlines()[0]
     assert embedder.embedded.count(question) == 1
+
+
+async def test_a_message_is_embedded_once_for_its_recall_and_its_storing(semantic_memory, embedder):
+    """The exchange is stored in the words its recall embedded: that vector is the item's."""
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    said = "we adopted a beagle puppy last spring, her name is Biscuit"
+    await semantic_memory.recall("u", said)
+    await semantic_memory.remember_exchange("u", said, "Congratulations, noted!", "turn:a:9")
+    await semantic_memory.drain()
+    assert embedder.embedded.count(said) == 1
+    [item] = [i for i in await semantic_memory.live_items("u") if "Biscuit" in i.content]
+    [file] = VectorFile.every(semantic_memory.repository.root / "u-u")
+    ids, vectors = file.load({item.id})
+    assert ids == [item.id]  # the question's vector, kept as the item's
+    assert np.allclose(vectors[0], (await FakeEmbedder().embed([said]))[0], atol=1e-3)
+    assert "Biscuit" in await semantic_memory.recall("u", "what is our hound called?")
+
+
+async def test_of_items_stored_together_only_those_not_asked_go_to_the_model(
+    semantic_memory, embedder
+):
+    await tell(semantic_memory, FACT)
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    asked = "we adopted a beagle puppy last spring, her name is Biscuit"
+    await semantic_memory.recall("u", asked)
+    before = len(embedder.embedded)
+    fact = new_item(
+        ItemType.FACT,
+        "The user's wife works as a pediatrician.",
+        source="t",
+        confidence=0.9,
+        now=NOW,
+    )
+    await semantic_memory.add("u", [episode(asked, "Lovely!", "turn:a:9", NOW, None), fact])
+    await semantic_memory.drain()
+    assert embedder.embedded[before:] == [fact.content]
+    assert "Biscuit" in await semantic_memory.recall("u", "what is our hound called?")
+    assert "pediatrician" in await semantic_memory.recall("u", "what does my spouse do?")
+
+
+async def test_small_talk_that_asks_nothing_is_recalled_by_words_without_embedding(
+    semantic_memory, embedder
+):
+    await tell(semantic_memory, FACT, "I make fresh pasta every sunday with my kids")
+    await semantic_memory.recall("u", "warm up")
+    await semantic_memory.drain()
+    before = len(embedder.embedded)
+    assert "pasta" in await semantic_memory.recall("u", "just made pasta, nothing fancy")
+    await semantic_memory.recall("u", "ok cool")
+    await semantic_memory.drain()
+    assert embedder.embedded[before:] == []
+    for question in ("what about you?", "why", "where am I from"):  # small talk's words
+        await semantic_memory.recall("u", question)
+    assert embedder.embedded[before:] == ["what about you?", "why", "where am I from"]
 
 
 async def test_a_question_asked_again_after_a_model_change_is_embedded_by_the_new_model(

@@ -15,6 +15,10 @@ the GIL, and the loop keeps serving other chats meanwhile. The engine runs one O
 Questions and stored items have a thread each: a question never waits behind a batch of
 items (64 take ~2 s), and re-embedding every user's items after a model change keeps to one
 core whatever the number of users, leaving asyncio's default threads to file reads and writes.
+Questions that arrive while the question thread is busy (many chats writing at once) are
+embedded together in its next call: the engine then runs each weight over all their tokens
+at once, 7 % less CPU per question for two, 10-12 % for four to eight. A question asked
+while the thread is idle starts at once, alone, so batching never delays an answer.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import functools
 import logging
 import os
 import threading
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -36,6 +41,9 @@ log = logging.getLogger(__name__)
 
 MODEL = "multilingual-e5-small-q4"
 DIMENSIONS = 384
+QUESTIONS_PER_CALL = 8
+"""Questions embedded in one call at most: past eight the saving is under 1 %, while each
+question of the call waits for the last one's tokens."""
 MAX_CHARACTERS = 1000
 """Of a longer text only the start is embedded: a question's meaning is in its first
 sentences, and the cost grows with the length (a pasted page would hold a core for seconds)."""
@@ -92,6 +100,9 @@ class EmbeddedEmbedder:
         self._lock = threading.Lock()
         self._questions = ThreadPoolExecutor(1, thread_name_prefix="embed-question")
         self._items = ThreadPoolExecutor(1, thread_name_prefix="embed-items")
+        self._waiting: deque[tuple[str, asyncio.Future[Vectors]]] = deque()
+        """Questions handed to the question thread and not yet taken by it."""
+        self._waiting_lock = threading.Lock()
 
     def load(self) -> None:
         """Load the model now (blocking); later calls return at once. Safe from any thread."""
@@ -113,16 +124,80 @@ class EmbeddedEmbedder:
             await self.warm_up()
         if self._model is None:
             raise EmbeddingError(f"the embedded model is unavailable ({self._failed})")
-        worker = self._questions if len(texts) == 1 else self._items
+        if len(texts) == 1:
+            return await self._question(texts[0])
         try:
             job = asyncio.get_running_loop().run_in_executor(
-                worker, embed_with, self._model, list(texts)
+                self._items, embed_with, self._model, list(texts)
             )
         except RuntimeError as exc:  # closed: the bot is shutting down
             raise EmbeddingError("the embedded model is closed") from exc
         return await job
 
     def close(self) -> None:
-        """Let the worker threads end once their current text is done (at shutdown)."""
+        """Let the worker threads end once their current text is done (at shutdown); a
+        question still waiting for the thread gets an `EmbeddingError`."""
         self._questions.shutdown(wait=False, cancel_futures=True)
         self._items.shutdown(wait=False, cancel_futures=True)
+        closed = EmbeddingError("the embedded model is closed")
+        for _, question in self._take_waiting(len(self._waiting)):
+            _settle(question, error=closed)
+
+    async def _question(self, text: str) -> Vectors:
+        """One text's vector, from the question thread's next call (see the module doc)."""
+        question: asyncio.Future[Vectors] = asyncio.get_running_loop().create_future()
+        with self._waiting_lock:
+            self._waiting.append((text, question))
+        try:
+            self._questions.submit(self._embed_waiting)
+        except RuntimeError as exc:  # closed: the bot is shutting down
+            question.cancel()
+            raise EmbeddingError("the embedded model is closed") from exc
+        return await question
+
+    def _embed_waiting(self) -> None:
+        """In the question thread: the questions waiting by now, up to `QUESTIONS_PER_CALL`,
+        in one call of the model. Each question submits one such job, so a job may find its
+        question taken by an earlier one, and nothing left to do."""
+        asked = self._take_waiting(QUESTIONS_PER_CALL)
+        if not asked:
+            return
+        try:
+            vectors = embed_with(self._model, [text for text, _ in asked])
+        except Exception as exc:
+            for _, question in asked:
+                _settle(question, error=exc)
+            return
+        for at, (_, question) in enumerate(asked):
+            _settle(question, vectors[at : at + 1].copy())
+
+    def _take_waiting(self, most: int) -> list[tuple[str, asyncio.Future[Vectors]]]:
+        """Up to `most` waiting questions, oldest first, leaving out those whose asker gave up
+        (a recall's time-out cancels its question: nobody would read the vector)."""
+        with self._waiting_lock:
+            taken = [self._waiting.popleft() for _ in range(min(most, len(self._waiting)))]
+        return [(text, question) for text, question in taken if not question.cancelled()]
+
+
+def _settle(
+    question: asyncio.Future[Vectors],
+    vector: Vectors | None = None,
+    error: BaseException | None = None,
+) -> None:
+    """Hand a question its vector or error from a worker thread, on its own event loop."""
+    try:
+        question.get_loop().call_soon_threadsafe(_resolve, question, vector, error)
+    except RuntimeError:
+        pass  # its event loop is closed: nobody waits for the answer any more
+
+
+def _resolve(
+    question: asyncio.Future[Vectors], vector: Vectors | None, error: BaseException | None
+) -> None:
+    """On the question's loop: asyncio futures may only be settled there."""
+    if question.done():
+        return  # cancelled meanwhile (a time-out)
+    if vector is not None:
+        question.set_result(vector)
+    else:
+        question.set_exception(error or EmbeddingError("no vector"))

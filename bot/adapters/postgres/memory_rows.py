@@ -26,7 +26,7 @@ from psycopg import AsyncConnection
 from bot.memory.index import SCAN_LIMIT
 from bot.memory.model import Layer, MemoryItem, static_prior
 from bot.memory.text import tokens
-from bot.ports.embeddings import Vectors
+from bot.ports.embeddings import Vectors, cosines
 
 LIVE = "owner = %(owner)s AND (expires_at IS NULL OR expires_at > %(now)s)"
 """The rows of one owner that have not expired."""
@@ -273,7 +273,7 @@ def nearest(rows: list[tuple[str, bytes]], query: Vectors, limit: int) -> dict[s
     if not fitting or limit <= 0:
         return {}
     matrix = np.frombuffer(b"".join(blob for _, blob in fitting), dtype="<f4")
-    scores = matrix.reshape(len(fitting), -1) @ query.reshape(-1).astype(np.float32)
+    scores = cosines(matrix.reshape(len(fitting), -1), query)
     count = min(limit, len(fitting))
     best = np.argpartition(-scores, count - 1)[:count]
     best = best[np.argsort(-scores[best])]
