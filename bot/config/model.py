@@ -149,7 +149,7 @@ class MemoryConfig(Section):
     min_score: float = Field(0.3, ge=0, le=1, description="Weaker matching items are left out.")
     semantic_top_k: int = Field(6, ge=0, le=50)
     procedural_top_k: int = Field(3, ge=0, le=50)
-    episodic_top_k: int = Field(32, ge=0, le=50)
+    episodic_top_k: int = Field(40, ge=0, le=50)
     promotion_min_confidence: float = Field(
         0.8, ge=0.5, le=1, description="Episodic items this confident become semantic/procedural."
     )

@@ -11,6 +11,7 @@ drawn from the same turn (a fact stated in it) is already in: the fact says it s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 from bot.config.model import MemoryConfig
 from bot.conversation.messages import CHARS_PER_TOKEN
@@ -27,7 +28,7 @@ class MemoryPack:
     lines: list[str]
     items: list[ScoredItem]
     tokens: int
-    """Sum of the lines' estimates; never less than the estimate of the joined text."""
+    """The estimate of the text, headings and all (`estimate_tokens`); 0 when empty."""
 
     def text(self) -> str:
         return "\n".join(self.lines)
@@ -49,41 +50,69 @@ def render_line(item: MemoryItem, max_chars: int = MAX_ITEM_CHARS) -> str:
 
 
 def prompt_line(item: MemoryItem, max_chars: int = MAX_ITEM_CHARS) -> str:
-    """A line of `# Memory`. A fact as `render_line` has it (its id lets the model forget it);
-    a past exchange compact, `- [2025-03-01] what the user said`, dated when it was last said: the
-    budget goes to the user's own words rather than labels, ids and the assistant's advice."""
-    if item.type is not ItemType.EXCHANGE:
-        return render_line(item, max_chars)
-    head = f"- [{item.updated_at:%Y-%m-%d}] "
-    return head + shorten(episode_line_text(item.content), max(max_chars - len(head), 16))
+    """A line of `# Memory`, under its date's heading (`day_heading`): a fact as
+    `- #ab12cd34ef The user's server is at 10.0.0.5.` (its id lets the model forget it), a past
+    exchange as `- what the user said`. No type label and no date on the line: the budget goes
+    to the user's own words rather than labels, ids and the assistant's advice."""
+    if item.type is ItemType.EXCHANGE:
+        return "- " + shorten(episode_line_text(item.content), max(max_chars - 2, 16))
+    head = f"- #{item.id} "
+    return head + shorten(item.content, max(max_chars - len(head), 16))
+
+
+def day_heading(day: date) -> str:
+    """The line above a day's items: `2025-03-09:`, when they were last said or confirmed."""
+    return f"{day:%Y-%m-%d}:"
 
 
 def pack(ranked: list[ScoredItem], config: MemoryConfig) -> MemoryPack:
-    """Apply the budgets and the overflow rule to `ranked` (best first)."""
-    lines: list[str] = []
+    """Apply the budgets and the overflow rule to `ranked` (best first), then lay the chosen
+    items out by day, oldest first (`layout`). What a line costs counts its day's heading when
+    it is the first of its day, and the budgets hold for the text as the model sees it."""
     chosen: list[ScoredItem] = []
-    used = 0
+    days: set[date] = set()
+    used = -1  # characters of the text so far; no newline before the first line
+    soft = config.soft_budget_tokens * CHARS_PER_TOKEN
+    hard = config.hard_budget_tokens * CHARS_PER_TOKEN
     turns: dict[str, list[MemoryItem]] = {}
     for scored in ranked:
         item = scored.item
         if item.source and _said_already(item, turns.get(item.source, [])):
             continue
         line = prompt_line(item)
-        cost = estimate_tokens(line)
-        fits_soft = used + cost <= config.soft_budget_tokens
+        day = item.updated_at.date()
+        heading = 0 if day in days else len(day_heading(day)) + 1
+        cost = heading + len(line) + 1
         may_overflow = scored.score >= config.overflow_min_score
-        if not fits_soft and not (may_overflow and used + cost <= config.hard_budget_tokens):
+        if not used + cost <= soft and not (may_overflow and used + cost <= hard):
             if chosen or not may_overflow:
                 continue
-            # The best item alone is larger than the hard budget: shorten it to fit.
-            line = prompt_line(item, config.hard_budget_tokens * CHARS_PER_TOKEN - CHARS_PER_TOKEN)
-            cost = estimate_tokens(line)
-        lines.append(line)
+            # The best item alone is larger than the hard budget: it is shortened to fit.
         chosen.append(scored)
+        days.add(day)
         used += cost
         if item.source:
             turns.setdefault(item.source, []).append(item)
-    return MemoryPack(lines, chosen, used)
+    lines = layout(chosen, hard)
+    return MemoryPack(lines, chosen, estimate_tokens("\n".join(lines)) if lines else 0)
+
+
+def layout(chosen: list[ScoredItem], max_chars: int) -> list[str]:
+    """The lines of `# Memory`: a heading per day, oldest day first, so that what changed
+    over time reads in order; a day's items by score, best first (the order they were taken
+    in may differ: past exchanges go in by their own ranking). A line that would pass
+    `max_chars` (one item longer than the hard budget) is shortened to fit."""
+    by_day: dict[date, list[ScoredItem]] = {}
+    for scored in chosen:
+        by_day.setdefault(scored.item.updated_at.date(), []).append(scored)
+    lines: list[str] = []
+    for day in sorted(by_day):
+        heading = day_heading(day)
+        lines.append(heading)
+        room = min(MAX_ITEM_CHARS, max_chars - len(heading) - 1)
+        best_first = sorted(by_day[day], key=lambda scored: -scored.score)
+        lines += [prompt_line(scored.item, room) for scored in best_first]
+    return lines
 
 
 SAID_BY_FACT = 0.6

@@ -293,8 +293,22 @@ def rank_candidates(
     chosen: list[ScoredItem] = []
     for layer, scored in per_layer.items():
         chosen += heapq.nlargest(top_k(config, layer), scored, key=_choice_key(layer, choice))
-    chosen.sort(key=lambda s: s.score, reverse=True)
+    chosen = in_pack_order(chosen, choice)
     return chosen + _profile(candidates, {s.item.id for s in chosen}, now, config)
+
+
+def in_pack_order(chosen: list[ScoredItem], choice: dict[str, float]) -> list[ScoredItem]:
+    """`chosen` in the order `# Memory` takes them while there is room: by score, except that
+    past exchanges follow their own ranking (`episode_choice`) among themselves. The places
+    exchanges hold among the other items stay those their scores give; which exchange takes
+    each place goes by the ranking, so that when the budget is short it is the fresh chatter,
+    whose score is mostly recency, that is left out rather than the message asked about."""
+    by_score = sorted(chosen, key=lambda s: s.score, reverse=True)
+    if not choice:
+        return by_score
+    episodes = [s for s in by_score if s.item.layer is Layer.EPISODIC]
+    ranked = iter(sorted(episodes, key=lambda s: -choice.get(s.item.id, 0.0)))
+    return [next(ranked) if s.item.layer is Layer.EPISODIC else s for s in by_score]
 
 
 def _choice_key(layer: Layer, choice: dict[str, float]) -> Callable[[ScoredItem], float]:
