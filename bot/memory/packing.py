@@ -10,6 +10,7 @@ drawn from the same turn (a fact stated in it) is already in: the fact says it s
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 
@@ -68,33 +69,42 @@ def day_heading(day: date) -> str:
 def pack(ranked: list[ScoredItem], config: MemoryConfig) -> MemoryPack:
     """Apply the budgets and the overflow rule to `ranked` (best first), then lay the chosen
     items out by day, oldest first (`layout`). What a line costs counts its day's heading when
-    it is the first of its day, and the budgets hold for the text as the model sees it."""
+    it is the first of its day, and the budgets hold for the text as the model sees it. An
+    exchange that comes in takes the place of the facts of its turn already in: it says them
+    and more."""
     chosen: list[ScoredItem] = []
-    days: set[date] = set()
+    per_day: Counter[date] = Counter()
     used = -1  # characters of the text so far; no newline before the first line
     soft = config.soft_budget_tokens * CHARS_PER_TOKEN
     hard = config.hard_budget_tokens * CHARS_PER_TOKEN
-    turns: dict[str, list[MemoryItem]] = {}
     for scored in ranked:
         item = scored.item
-        if item.source and _said_already(item, turns.get(item.source, [])):
+        same_turn = [kept for kept in chosen if item.source and kept.item.source == item.source]
+        if _said_already(item, [kept.item for kept in same_turn]):
             continue
-        line = prompt_line(item)
-        day = item.updated_at.date()
-        heading = 0 if day in days else len(day_heading(day)) + 1
-        cost = heading + len(line) + 1
+        replaced = same_turn if item.type is ItemType.EXCHANGE else []
+        left = per_day - Counter(kept.item.updated_at.date() for kept in replaced)
+        after = used - sum(_line_cost(kept.item, left) for kept in replaced)
+        cost = _line_cost(item, left)
         may_overflow = scored.score >= config.overflow_min_score
-        if not used + cost <= soft and not (may_overflow and used + cost <= hard):
+        if not after + cost <= soft and not (may_overflow and after + cost <= hard):
             if chosen or not may_overflow:
                 continue
             # The best item alone is larger than the hard budget: it is shortened to fit.
-        chosen.append(scored)
-        days.add(day)
-        used += cost
-        if item.source:
-            turns.setdefault(item.source, []).append(item)
+        gone = {kept.item.id for kept in replaced}
+        chosen = [kept for kept in chosen if kept.item.id not in gone] + [scored]
+        per_day = left + Counter([item.updated_at.date()])
+        used = after + cost
     lines = layout(chosen, hard)
     return MemoryPack(lines, chosen, estimate_tokens("\n".join(lines)) if lines else 0)
+
+
+def _line_cost(item: MemoryItem, others: Counter[date]) -> int:
+    """The characters `item` adds to `# Memory` beside `others` (items per day): its line, and
+    its day's heading when no other item is of that day."""
+    day = item.updated_at.date()
+    heading = 0 if others[day] else len(day_heading(day)) + 1
+    return heading + len(prompt_line(item)) + 1
 
 
 def layout(chosen: list[ScoredItem], max_chars: int) -> list[str]:

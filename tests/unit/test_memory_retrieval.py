@@ -259,6 +259,11 @@ def test_long_postings_are_read_only_where_they_can_matter(monkeypatch):
 def test_an_exchange_line_is_the_users_words_dated_when_said():
     said = item("User: we adopted a grey cat → Assistant: Lovely! Enjoy her.", ItemType.EXCHANGE)
     asked = item("User: when is the vet open? → Assistant: Until 6 pm.", ItemType.EXCHANGE)
+    polite = item(
+        "User: had an interview today?? → Assistant: Okay, good to know. Tell me if I can help.",
+        ItemType.EXCHANGE,
+    )
+    named = item("User: what is my cat called? → Assistant: Miso.", ItemType.EXCHANGE)
     advised = item(
         f"User: how to train a cat? → Assistant: {'Be patient. ' * 20}", ItemType.EXCHANGE
     )
@@ -268,6 +273,8 @@ def test_an_exchange_line_is_the_users_words_dated_when_said():
     ]
     assert prompt_line(asked) == "- when is the vet open? → Until 6 pm."
     assert prompt_line(advised) == "- how to train a cat?"
+    assert prompt_line(polite) == "- had an interview today??", "a polite reply adds no fact"
+    assert prompt_line(named) == "- what is my cat called? → Miso."
 
 
 def test_an_exchange_saying_more_than_its_turns_fact_is_kept_and_the_fact_left_out():
@@ -275,10 +282,9 @@ def test_an_exchange_saying_more_than_its_turns_fact_is_kept_and_the_fact_left_o
     fact = scored("The user's accent is tragic.", 0.9, source=turn)
     said = "User: started a Spanish course on Tuesday nights, my accent is tragic → Assistant: Ha"
     episode = ScoredItem(item(said, ItemType.EXCHANGE, source=turn), 0.5, 1)
-    assert bodies(pack([fact, episode], config())) == [
-        "The user's accent is tragic.",
-        "started a Spanish course on Tuesday nights, my accent is tragic",
-    ]
+    packed = pack([fact, episode], config())
+    assert bodies(packed) == ["started a Spanish course on Tuesday nights, my accent is tragic"]
+    assert [scored.item for scored in packed.items] == [episode.item]
     assert len(pack([episode, fact], config()).items) == 1, "the exchange says the fact already"
 
 
