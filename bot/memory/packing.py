@@ -109,9 +109,10 @@ def _line_cost(item: MemoryItem, others: Counter[date]) -> int:
 
 def layout(chosen: list[ScoredItem], max_chars: int) -> list[str]:
     """The lines of `# Memory`: a heading per day, oldest day first, so that what changed
-    over time reads in order; a day's items by score, best first (the order they were taken
-    in may differ: past exchanges go in by their own ranking). A line that would pass
-    `max_chars` (one item longer than the hard budget) is shortened to fit."""
+    over time reads in order; a day's items by score, best first, those the question did not
+    find (the profile, relevance 0) after them, as `rank_candidates` has them (the order they
+    were taken in may differ: past exchanges go in by their own ranking). A line that would
+    pass `max_chars` (one item longer than the hard budget) is shortened to fit."""
     by_day: dict[date, list[ScoredItem]] = {}
     for scored in chosen:
         by_day.setdefault(scored.item.updated_at.date(), []).append(scored)
@@ -120,7 +121,7 @@ def layout(chosen: list[ScoredItem], max_chars: int) -> list[str]:
         heading = day_heading(day)
         lines.append(heading)
         room = min(MAX_ITEM_CHARS, max_chars - len(heading) - 1)
-        best_first = sorted(by_day[day], key=lambda scored: -scored.score)
+        best_first = sorted(by_day[day], key=lambda s: (s.relevance <= 0, -s.score))
         lines += [prompt_line(scored.item, room) for scored in best_first]
     return lines
 

@@ -315,3 +315,12 @@ def test_memory_is_laid_out_by_day_oldest_first_each_day_once():
     ]
     assert [scored.item for scored in packed.items] == [today, older_fact.item, said]
     assert packed.tokens == estimate_tokens(packed.text())
+
+
+def test_within_a_day_what_the_question_found_comes_before_the_profile():
+    found = ScoredItem(item("The user's team tracks bugs in Linear."), 0.5, 0.6)
+    profile = ScoredItem(item("The user is allergic to penicillin.", ItemType.CONSTRAINT), 0.9, 0.0)
+    assert bodies(pack([found, profile], config())) == [
+        "The user's team tracks bugs in Linear.",
+        "The user is allergic to penicillin.",
+    ]
