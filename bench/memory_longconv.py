@@ -44,7 +44,7 @@ from pathlib import Path
 from bench.eval_app import eval_app
 from bench.longconv_data import KINDS, Conversation, Message, Question, load_conversations
 from bench.longconv_scoring import Bm25, contains_answers, holds, pack
-from bench.memory_recall import SilentChannel, memory_lines
+from bench.memory_recall import SilentChannel, memory_lines, memory_section
 from bench.report import Figure, print_table
 from bot.app import BotApp
 from bot.conversation import ChatAddress, IncomingMessage
@@ -88,11 +88,15 @@ class Clock:
 
 @dataclass(frozen=True)
 class Context:
+    """What one arm gives a question: its lines (each scored on its own) and its text, which
+    is what it costs. For the bot, the whole `# Memory` section: date headings and all."""
+
     lines: tuple[str, ...]
+    section: str | None = None
 
     @property
     def text(self) -> str:
-        return "\n".join(self.lines)
+        return "\n".join(self.lines) if self.section is None else self.section
 
 
 @dataclass
@@ -203,7 +207,7 @@ async def ask(
         prompt = llm.requests[-1].messages[0].content or ""
         if prompts is not None:
             prompts.append(prompt)
-        contexts.append(Context(tuple(memory_lines(prompt))))
+        contexts.append(Context(tuple(memory_lines(prompt)), memory_section(prompt)))
     return contexts
 
 

@@ -117,12 +117,17 @@ class RecallReport:
         return self.hits_at[k] / self.questions
 
 
-def memory_lines(system_prompt: str) -> list[str]:
-    """The lines of the `# Memory` section, in order; empty when the section is missing."""
+def memory_section(system_prompt: str) -> str:
+    """The text of the `# Memory` section below its title; empty when it is missing."""
     if "# Memory\n" not in system_prompt:
-        return []
-    section = system_prompt.split("# Memory\n", 1)[1].split("\n\n# ", 1)[0]
-    return [line for line in section.splitlines() if line.startswith("- ")]
+        return ""
+    return system_prompt.split("# Memory\n", 1)[1].split("\n\n# ", 1)[0]
+
+
+def memory_lines(system_prompt: str) -> list[str]:
+    """The item lines of the `# Memory` section (not its date headings), in order; empty when
+    the section is missing."""
+    return [line for line in memory_section(system_prompt).splitlines() if line.startswith("- ")]
 
 
 async def evaluate(work: Path, facts: list[PlantedFact] = FACTS) -> RecallReport:

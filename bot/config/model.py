@@ -149,7 +149,7 @@ class MemoryConfig(Section):
     min_score: float = Field(0.3, ge=0, le=1, description="Weaker matching items are left out.")
     semantic_top_k: int = Field(6, ge=0, le=50)
     procedural_top_k: int = Field(3, ge=0, le=50)
-    episodic_top_k: int = Field(32, ge=0, le=50)
+    episodic_top_k: int = Field(40, ge=0, le=50)
     document_top_k: int = Field(
         3, ge=0, le=50, description="Parts of documents the user shared, per recall."
     )

@@ -133,12 +133,49 @@ def said_and_answered(content: str) -> tuple[str, str]:
 
 
 def episode_line_text(content: str) -> str:
-    """What `# Memory` shows of an episode: the user's words, and the answer only when it is
-    short enough to be a fact rather than advice."""
+    """What `# Memory` shows of an episode: the user's words, and the answer only when it
+    answered a question with a fact (`answer_adds_a_fact`): "Until 6 pm.", not "Okay, good
+    to know. Let me know if I can help."."""
     said, answer = said_and_answered(content)
-    if _QUESTION.search(said) and answer and len(answer) <= SHORT_ANSWER_CHARS:
+    if _QUESTION.search(said) and answer_adds_a_fact(said, answer):
         return f"{said} → {answer}"
     return said
+
+
+_OPENERS = frozenset(
+    """i i'm yes no okay ok sure thanks thank sorry great good nice oh oof ah aw wow hmm well
+    let that that's this it it's you you're your the a an glad sounds happy lovely congrats
+    congratulations absolutely anything something what how noted got""".split()
+)
+"""Capitalised words that open a reply rather than name anything."""
+NAME_ALONE_WORDS = 3
+"""A sentence this short may open with a name ("Miso.", "Porto, I think.")."""
+
+
+def _names_and_numbers(answer: str) -> list[str]:
+    """The numbers of `answer`, and its capitalised words that look like names: inside a
+    sentence, or opening a very short one; never one of `_OPENERS`."""
+    found: list[str] = []
+    for sentence in re.split(r"(?<=[.!?])\s+", answer):
+        words = re.findall(r"\w+", sentence)
+        for at, word in enumerate(words):
+            name = word[0].isupper() and word.lower() not in _OPENERS
+            if any(c.isdigit() for c in word) or (
+                name and (at > 0 or len(words) <= NAME_ALONE_WORDS)
+            ):
+                found.append(word.lower())
+    return found
+
+
+def answer_adds_a_fact(said: str, answer: str) -> bool:
+    """Whether an answer is worth its characters in `# Memory`: short (`SHORT_ANSWER_CHARS`),
+    not a question back, and stating something the user did not say: a number, or a name
+    that is not among the user's words. Politeness and offers of help hold neither."""
+    answer = answer.strip()
+    if not answer or len(answer) > SHORT_ANSWER_CHARS or answer.endswith("?"):
+        return False
+    said_words = {word.lower() for word in re.findall(r"\w+", said)}
+    return any(word not in said_words for word in _names_and_numbers(answer))
 
 
 def promotable(item: MemoryItem, threshold: float) -> bool:

@@ -10,7 +10,9 @@ drawn from the same turn (a fact stated in it) is already in: the fact says it s
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from datetime import date
 
 from bot.config.model import MemoryConfig
 from bot.conversation.messages import CHARS_PER_TOKEN
@@ -28,7 +30,7 @@ class MemoryPack:
     lines: list[str]
     items: list[ScoredItem]
     tokens: int
-    """Sum of the lines' estimates; never less than the estimate of the joined text."""
+    """The estimate of the text, headings and all (`estimate_tokens`); 0 when empty."""
 
     def text(self) -> str:
         return "\n".join(self.lines)
@@ -50,43 +52,86 @@ def render_line(item: MemoryItem, max_chars: int = MAX_ITEM_CHARS) -> str:
 
 
 def prompt_line(item: MemoryItem, max_chars: int = MAX_ITEM_CHARS) -> str:
-    """A line of `# Memory`. A fact as `render_line` has it (its id lets the model forget it);
-    a past exchange compact, `- [2025-03-01] what the user said`, dated when it was last said: the
-    budget goes to the user's own words rather than labels, ids and the assistant's advice."""
+    """A line of `# Memory`, under its date's heading (`day_heading`): a fact as
+    `- #ab12cd34ef The user's server is at 10.0.0.5.` (its id lets the model forget it), a past
+    exchange as `- what the user said`. No type label and no date on the line: the budget goes
+    to the user's own words rather than labels, ids and the assistant's advice."""
     if item.type is ItemType.DOCUMENT:
         return document_line(item, max_chars)
-    if item.type is not ItemType.EXCHANGE:
-        return render_line(item, max_chars)
-    head = f"- [{item.updated_at:%Y-%m-%d}] "
-    return head + shorten(episode_line_text(item.content), max(max_chars - len(head), 16))
+    if item.type is ItemType.EXCHANGE:
+        return "- " + shorten(episode_line_text(item.content), max(max_chars - 2, 16))
+    head = f"- #{item.id} "
+    return head + shorten(item.content, max(max_chars - len(head), 16))
+
+
+def day_heading(day: date) -> str:
+    """The line above a day's items: `2025-03-09:`, when they were last said or confirmed."""
+    return f"{day:%Y-%m-%d}:"
 
 
 def pack(ranked: list[ScoredItem], config: MemoryConfig) -> MemoryPack:
-    """Apply the budgets and the overflow rule to `ranked` (best first)."""
-    lines: list[str] = []
+    """Apply the budgets and the overflow rule to `ranked` (best first), then lay the chosen
+    items out by day, oldest first (`layout`). What a line costs counts its day's heading when
+    it is the first of its day, and the budgets hold for the text as the model sees it. An
+    exchange that comes in takes the place of the facts of its turn already in: it says them
+    and more."""
     chosen: list[ScoredItem] = []
-    used = 0
-    turns: dict[str, list[MemoryItem]] = {}
+    per_day: Counter[date] = Counter()
+    used = -1  # characters of the text so far; no newline before the first line
+    soft = config.soft_budget_tokens * CHARS_PER_TOKEN
+    hard = config.hard_budget_tokens * CHARS_PER_TOKEN
     for scored in ranked:
         item = scored.item
-        if item.source and _said_already(item, turns.get(item.source, [])):
+        same_turn = [kept for kept in chosen if item.source and kept.item.source == item.source]
+        if _said_already(item, [kept.item for kept in same_turn]):
             continue
-        line = prompt_line(item)
-        cost = estimate_tokens(line)
-        fits_soft = used + cost <= config.soft_budget_tokens
+        replaced = same_turn if item.type is ItemType.EXCHANGE else []
+        left = per_day - Counter(kept.item.updated_at.date() for kept in replaced)
+        after = used - sum(_line_cost(kept.item, left) for kept in replaced)
+        cost = _line_cost(item, left)
         may_overflow = scored.score >= config.overflow_min_score
-        if not fits_soft and not (may_overflow and used + cost <= config.hard_budget_tokens):
+        if not after + cost <= soft and not (may_overflow and after + cost <= hard):
             if chosen or not may_overflow:
                 continue
-            # The best item alone is larger than the hard budget: shorten it to fit.
-            line = prompt_line(item, config.hard_budget_tokens * CHARS_PER_TOKEN - CHARS_PER_TOKEN)
-            cost = estimate_tokens(line)
-        lines.append(line)
-        chosen.append(scored)
-        used += cost
-        if item.source:
-            turns.setdefault(item.source, []).append(item)
-    return MemoryPack(lines, chosen, used)
+            # The best item alone is larger than the hard budget: it is shortened to fit.
+        gone = {kept.item.id for kept in replaced}
+        chosen = [kept for kept in chosen if kept.item.id not in gone] + [scored]
+        per_day = left + Counter([] if item.type is ItemType.DOCUMENT else [item.updated_at.date()])
+        used = after + cost
+    lines = layout(chosen, hard)
+    return MemoryPack(lines, chosen, estimate_tokens("\n".join(lines)) if lines else 0)
+
+
+def _line_cost(item: MemoryItem, others: Counter[date]) -> int:
+    """The characters `item` adds to `# Memory` beside `others` (items per day): its line, and
+    its day's heading when no other item is of that day."""
+    day = item.updated_at.date()
+    undated = item.type is ItemType.DOCUMENT  # at the end, fenced: `bot/memory/documents.py`
+    heading = 0 if undated or others[day] else len(day_heading(day)) + 1
+    return heading + len(prompt_line(item)) + 1
+
+
+def layout(chosen: list[ScoredItem], max_chars: int) -> list[str]:
+    """The lines of `# Memory`: a heading per day, oldest day first, so that what changed
+    over time reads in order; a day's items by score, best first, those the question did not
+    find (the profile, relevance 0) after them, as `rank_candidates` has them (the order they
+    were taken in may differ: past exchanges go in by their own ranking). Parts of shared
+    documents come last, under no day: the context fences them (`memory_section`). A line
+    that would pass `max_chars` (one item longer than the hard budget) is shortened to fit."""
+    by_day: dict[date, list[ScoredItem]] = {}
+    documents = [scored for scored in chosen if scored.item.type is ItemType.DOCUMENT]
+    for scored in chosen:
+        if scored.item.type is not ItemType.DOCUMENT:
+            by_day.setdefault(scored.item.updated_at.date(), []).append(scored)
+    lines: list[str] = []
+    for day in sorted(by_day):
+        heading = day_heading(day)
+        lines.append(heading)
+        room = min(MAX_ITEM_CHARS, max_chars - len(heading) - 1)
+        best_first = sorted(by_day[day], key=lambda s: (s.relevance <= 0, -s.score))
+        lines += [prompt_line(scored.item, room) for scored in best_first]
+    room = min(MAX_ITEM_CHARS, max_chars)
+    return lines + [prompt_line(scored.item, room) for scored in documents]
 
 
 SAID_BY_FACT = 0.6

@@ -95,7 +95,7 @@ class MemoryService(RemembersExchanges):
             return ""
         packed = pack(found, config)
         if packed.lines:
-            log.info("[Memory] recalled %d items (%d tokens)", len(packed.lines), packed.tokens)
+            log.info("[Memory] recalled %d items (%d tokens)", len(packed.items), packed.tokens)
         return packed.text()
 
     async def search(self, user_id: str, query: str, limit: int = 8) -> list[ScoredItem]:

@@ -14,6 +14,12 @@ from bot.memory.forgetting import forget_with_its_words
 from bot.memory.model import ItemType, Layer, new_item
 from tests.fakes.embeddings import FakeEmbedder
 
+
+def item_lines(pack: str) -> list[str]:
+    """The item lines of a `# Memory` pack, in order, without its day headings."""
+    return [line for line in pack.splitlines() if line.startswith("- ")]
+
+
 SERVER = "Remember that my staging server is at 10.0.0.5."
 
 
@@ -27,7 +33,7 @@ async def test_a_fact_is_recalled_after_a_restart(new_memory_store):
     await tell(store, "ann", SERVER)
     restarted = await new_memory_store()
     pack = await restarted.recall("ann", "What's the IP of my staging server?")
-    assert "The user's staging server is at 10.0.0.5." in pack.splitlines()[0]
+    assert "The user's staging server is at 10.0.0.5." in item_lines(pack)[0]
     assert (await restarted.overview("ann")).facts[0].layer is Layer.SEMANTIC
 
 
@@ -137,7 +143,7 @@ async def test_a_question_in_other_words_finds_the_fact_by_meaning(new_memory_st
     await restarted.recall("ann", "warm up")
     await restarted.drain()
     pack = await restarted.recall("ann", "which town is my sibling based in?")
-    assert "Porto" in pack.splitlines()[0]
+    assert "Porto" in item_lines(pack)[0]
     assert await restarted.recall("bob", "which town is my sibling based in?") == ""
 
 

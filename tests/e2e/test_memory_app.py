@@ -157,7 +157,7 @@ async def test_llm_extraction_captures_a_fact_the_rules_miss(app, fake_llm, sett
 
     chat = [body for body in fake_llm.requests if "response_format" not in body]
     lines = memory_lines(chat[-1]["messages"][0]["content"])
-    assert any("[fact" in line and "sister Olga lives in Porto" in line for line in lines)
+    assert any(line.startswith("- #") and "sister Olga lives in Porto" in line for line in lines)
     schema_requests = [body for body in fake_llm.requests if "response_format" in body]
     assert len(schema_requests) >= 1
     assert schema_requests[0]["response_format"]["type"] == "json_schema"

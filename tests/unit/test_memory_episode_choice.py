@@ -128,3 +128,34 @@ async def test_a_short_message_among_the_nearest_counts_fully(tmp_path):
     memory = await told(tmp_path, cosines, Clock(NOW), episodic_top_k=1)
 
     assert "gluten" in await memory.recall("u", QUESTION)
+
+
+async def test_when_the_budget_is_short_the_nearer_message_takes_the_room_not_the_fresher(
+    tmp_path,
+):
+    """Both exchanges make the top-k, but `# Memory` has room for one: the place goes by the
+    exchanges' own ranking, not by a score that recency tips towards today's chatter."""
+    cat = "we adopted a grey rescue cat called Miso from the shelter, she is three and bossy"
+    pizza = (
+        "the pizza place down the road was decent, nothing special, the crust was soggy and cold,"
+        " and the waiter forgot our drinks twice"
+    )
+    clock = Clock(NOW - timedelta(days=300))
+    memory = file_memory(
+        tmp_path / "memory",
+        lambda: MemoryConfig(
+            episodic_top_k=2, soft_budget_tokens=50, hard_budget_tokens=50, overflow_min_score=1.0
+        ),
+        clock,
+        embedder=PlacedEmbedder({cat: 0.9, pizza: 0.85}),
+    )
+    await memory.remember_exchange("u", cat, "Lovely!", "turn:1")
+    clock.now = NOW
+    await memory.remember_exchange("u", pizza, "Nice.", "turn:2")
+    await memory.recall("u", "warm up")
+    await memory.drain()
+
+    recalled = await memory.recall("u", QUESTION)
+
+    assert "Miso" in recalled
+    assert "pizza" not in recalled

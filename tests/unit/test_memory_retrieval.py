@@ -156,47 +156,60 @@ def scored(content, score, source=""):
     return ScoredItem(item(content, source=source), score, 0.5)
 
 
-def line_cost(content):
-    return estimate_tokens(render_line(item(content)))
+def text_tokens(*contents):
+    """The budget in tokens that `contents` as facts of one day take in `# Memory`."""
+    lines = ["2026-03-01:", *(prompt_line(item(content)) for content in contents)]
+    return -(-len("\n".join(lines)) // 4)
+
+
+def bodies(packed):
+    """The pack's item lines without their `- ` and id: what each says."""
+    return [
+        line[2:].split(" ", 1)[1] if line.startswith("- #") else line[2:]
+        for line in packed.lines
+        if line.startswith("- ")
+    ]
 
 
 def test_packing_stays_within_the_soft_budget_for_ordinary_scores():
-    ranked = [scored(f"Fact number {n} " + "x" * 150, 0.6 - n / 100) for n in range(10)]
-    cost = line_cost("Fact number 0 " + "x" * 150)
-    packed = pack(ranked, config(softBudgetTokens=cost * 3 + 1, hardBudgetTokens=cost * 8))
-    assert len(packed.lines) == 3
-    assert packed.tokens <= cost * 3 + 1
-    assert estimate_tokens(packed.text()) <= packed.tokens
+    contents = [f"Fact number {n} " + "x" * 150 for n in range(10)]
+    ranked = [scored(content, 0.6 - n / 100) for n, content in enumerate(contents)]
+    soft = text_tokens(*contents[:3])
+    packed = pack(ranked, config(softBudgetTokens=soft, hardBudgetTokens=soft * 3))
+    assert bodies(packed) == contents[:3]
+    assert len(packed.text()) <= soft * 4
+    assert packed.tokens == estimate_tokens(packed.text())
 
 
 def test_high_score_items_overflow_the_soft_budget_but_never_the_hard_one():
     text = "A long and important fact " + "y" * 150
-    cost = line_cost(text)
-    ranked = [scored(f"{n} {text}", 0.9) for n in range(6)] + [scored(f"low {text}", 0.5)]
-    settings = config(
-        softBudgetTokens=cost * 2, hardBudgetTokens=cost * 4 + 2, overflowMinScore=0.8
+    contents = [f"{n} {text}" for n in range(6)]
+    ranked = [scored(content, 0.9) for content in contents] + [scored(f"low {text}", 0.5)]
+    soft, hard = text_tokens(*contents[:2]), text_tokens(*contents[:4])
+    packed = pack(
+        ranked, config(softBudgetTokens=soft, hardBudgetTokens=hard, overflowMinScore=0.8)
     )
-    packed = pack(ranked, settings)
-    assert len(packed.lines) == 4, "two within soft, two more by overflow, then the hard stop"
-    assert packed.tokens <= settings.hard_budget_tokens
-    assert not any(line.endswith(f"low {text}") for line in packed.lines)
+    assert bodies(packed) == contents[:4], (
+        "two within soft, two more by overflow, then the hard stop"
+    )
+    assert len(packed.text()) <= hard * 4
 
 
 def test_a_low_score_item_does_not_overflow_but_a_smaller_one_after_it_fits():
     first, big, small = "first " + "a" * 200, "b" * 400, "small fact"
     ranked = [scored(first, 0.6), scored(big, 0.55), scored(small, 0.5)]
-    soft = line_cost(first) + line_cost(small) + 1
+    soft = text_tokens(first, small)
     packed = pack(
         ranked, config(softBudgetTokens=soft, hardBudgetTokens=2000, overflowMinScore=0.9)
     )
-    assert [line.split("] ", 1)[1] for line in packed.lines] == [first, small]
+    assert bodies(packed) == [first, small]
 
 
 def test_an_oversized_best_item_is_shortened_to_the_hard_budget():
     ranked = [scored("z" * 2000, 0.95)]
     packed = pack(ranked, config(softBudgetTokens=50, hardBudgetTokens=60, overflowMinScore=0.8))
-    assert len(packed.lines) == 1 and packed.lines[0].endswith("…")
-    assert packed.tokens <= 60
+    assert len(bodies(packed)) == 1 and packed.text().endswith("…")
+    assert len(packed.text()) <= 60 * 4
 
 
 def test_an_exchange_is_skipped_when_a_fact_from_the_same_turn_is_in():
@@ -208,7 +221,7 @@ def test_an_exchange_is_skipped_when_a_fact_from_the_same_turn_is_in():
         item("User: trip to Porto → Assistant: plan", ItemType.EXCHANGE, source="turn:a:2"), 0.4, 1
     )
     packed = pack([fact, episode, other], config())
-    assert len(packed.lines) == 2 and "Porto" in packed.lines[1]
+    assert bodies(packed) == ["The user's name is Marta.", "trip to Porto"]
 
 
 def test_rendered_lines_carry_type_date_and_id():
@@ -248,12 +261,22 @@ def test_long_postings_are_read_only_where_they_can_matter(monkeypatch):
 def test_an_exchange_line_is_the_users_words_dated_when_said():
     said = item("User: we adopted a grey cat → Assistant: Lovely! Enjoy her.", ItemType.EXCHANGE)
     asked = item("User: when is the vet open? → Assistant: Until 6 pm.", ItemType.EXCHANGE)
+    polite = item(
+        "User: had an interview today?? → Assistant: Okay, good to know. Tell me if I can help.",
+        ItemType.EXCHANGE,
+    )
+    named = item("User: what is my cat called? → Assistant: Miso.", ItemType.EXCHANGE)
     advised = item(
         f"User: how to train a cat? → Assistant: {'Be patient. ' * 20}", ItemType.EXCHANGE
     )
-    assert prompt_line(said) == "- [2026-03-01] we adopted a grey cat"
-    assert prompt_line(asked) == "- [2026-03-01] when is the vet open? → Until 6 pm."
-    assert prompt_line(advised) == "- [2026-03-01] how to train a cat?"
+    assert pack([ScoredItem(said, 0.5, 1)], config()).lines == [
+        "2026-03-01:",
+        "- we adopted a grey cat",
+    ]
+    assert prompt_line(asked) == "- when is the vet open? → Until 6 pm."
+    assert prompt_line(advised) == "- how to train a cat?"
+    assert prompt_line(polite) == "- had an interview today??", "a polite reply adds no fact"
+    assert prompt_line(named) == "- what is my cat called? → Miso."
 
 
 def test_an_exchange_saying_more_than_its_turns_fact_is_kept_and_the_fact_left_out():
@@ -261,11 +284,10 @@ def test_an_exchange_saying_more_than_its_turns_fact_is_kept_and_the_fact_left_o
     fact = scored("The user's accent is tragic.", 0.9, source=turn)
     said = "User: started a Spanish course on Tuesday nights, my accent is tragic → Assistant: Ha"
     episode = ScoredItem(item(said, ItemType.EXCHANGE, source=turn), 0.5, 1)
-    assert [line.split("] ")[1] for line in pack([fact, episode], config()).lines] == [
-        "The user's accent is tragic.",
-        "started a Spanish course on Tuesday nights, my accent is tragic",
-    ]
-    assert len(pack([episode, fact], config()).lines) == 1, "the exchange says the fact already"
+    packed = pack([fact, episode], config())
+    assert bodies(packed) == ["started a Spanish course on Tuesday nights, my accent is tragic"]
+    assert [scored.item for scored in packed.items] == [episode.item]
+    assert len(pack([episode, fact], config()).items) == 1, "the exchange says the fact already"
 
 
 def test_exchanges_compete_from_further_down_the_meaning_ranking_than_facts():
@@ -278,3 +300,29 @@ def test_exchanges_compete_from_further_down_the_meaning_ranking_than_facts():
     )
     assert "far_episode" in chosen and "far_fact" not in chosen
     assert set(near) <= set(chosen)
+
+
+def test_memory_is_laid_out_by_day_oldest_first_each_day_once():
+    older_fact = scored("The user's sister Leila lives in Porto.", 0.9)
+    older_fact = ScoredItem(item(older_fact.item.content, age_days=40), 0.9, 1)
+    said = item("User: we found a flat in Bedminster → Assistant: Great!", ItemType.EXCHANGE, 40)
+    today = item("User: the flat has a leak → Assistant: Oh no.", ItemType.EXCHANGE)
+    packed = pack([ScoredItem(today, 0.8, 1), older_fact, ScoredItem(said, 0.5, 1)], config())
+    assert packed.lines == [
+        "2026-01-20:",
+        f"- #{older_fact.item.id} The user's sister Leila lives in Porto.",
+        "- we found a flat in Bedminster",
+        "2026-03-01:",
+        "- the flat has a leak",
+    ]
+    assert [scored.item for scored in packed.items] == [today, older_fact.item, said]
+    assert packed.tokens == estimate_tokens(packed.text())
+
+
+def test_within_a_day_what_the_question_found_comes_before_the_profile():
+    found = ScoredItem(item("The user's team tracks bugs in Linear."), 0.5, 0.6)
+    profile = ScoredItem(item("The user is allergic to penicillin.", ItemType.CONSTRAINT), 0.9, 0.0)
+    assert bodies(pack([found, profile], config())) == [
+        "The user's team tracks bugs in Linear.",
+        "The user is allergic to penicillin.",
+    ]

@@ -21,6 +21,12 @@ from bot.memory.vectors import VectorFile, VectorIndex
 from bot.ports.embeddings import cosines, unit_rows
 from tests.fakes.embeddings import FakeEmbedder, embeddings_down
 
+
+def item_lines(pack: str) -> list[str]:
+    """The item lines of a `# Memory` pack, in order, without its day headings."""
+    return [line for line in pack.splitlines() if line.startswith("- ")]
+
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 FACT = "btw my sister Olga lives in Porto"
 
@@ -54,7 +60,7 @@ async def test_a_question_in_other_words_finds_the_fact(semantic_memory):
     await semantic_memory.recall("u", "warm up")  # opens the user's vectors, embeds what is stored
     await semantic_memory.drain()
     pack = await semantic_memory.recall("u", "which town is my sibling based in?")
-    assert "Porto" in pack.splitlines()[0]
+    assert "Porto" in item_lines(pack)[0]
 
 
 async def test_a_paraphrase_never_finds_another_users_fact(semantic_memory):
@@ -201,7 +207,7 @@ async def test_profile_facts_come_after_what_the_question_is_about(semantic_memo
     await tell(semantic_memory, "we have a beagle called Biscuit")
     await semantic_memory.recall("u", "warm up")
     await semantic_memory.drain()
-    lines = (await semantic_memory.recall("u", "what is our dog called?")).splitlines()
+    lines = item_lines(await semantic_memory.recall("u", "what is our dog called?"))
     assert "Biscuit" in lines[0]
     assert sum("fact number" in line for line in lines) <= 3
 
@@ -290,7 +296,7 @@ async def test_a_question_asked_again_is_not_embedded_again(semantic_memory, emb
     await semantic_memory.drain()
     question = "which town is my sibling based in?"
     for _ in range(2):
-        assert "Porto" in (await semantic_memory.recall("u", question)).splitlines()[0]
+        assert "Porto" in item_lines(await semantic_memory.recall("u", question))[0]
     assert embedder.embedded.count(question) == 1
 
 
