@@ -128,3 +128,52 @@ async def test_a_user_alone_over_the_budget_stays_loaded(tmp_path):
     for _ in range(2):
         assert len(await memory.live_items("a")) == 1200
     assert CountedFiles.loads == {"u-a": 1}
+
+
+def test_a_row_added_after_a_load_takes_a_tail_of_an_eighth_not_a_doubled_matrix():
+    rows = unit_rows(10_000)
+    index = VectorIndex.of("m", DIMENSIONS, [f"id{n}" for n in range(10_000)], rows)
+    assert index.capacity == 10_000
+    index.put("new", unit_rows(1, seed=9)[0])
+    assert index.capacity == 10_000 + 10_000 // 8
+    assert index.nbytes <= 1.13 * 10_000 * (2 * DIMENSIONS + 4 + 1)
+
+
+def test_a_user_adding_many_items_keeps_at_most_an_eighth_more_rows_than_used():
+    index = VectorIndex("m", DIMENSIONS)
+    rows = unit_rows(5000)
+    for n, row in enumerate(rows):
+        index.put(f"id{n}", row)
+        assert index.capacity <= max(64, (n + 1) * 9 // 8 + 64)
+    assert len(index) == 5000
+
+
+def test_search_results_are_the_same_before_and_after_growth_and_folding():
+    rows = unit_rows(3000)
+    ids = [f"id{n}" for n in range(3000)]
+    index = VectorIndex.of("m", DIMENSIONS, ids, rows)
+    queries = unit_rows(10, seed=8)
+    before = [index.nearest(query, 10) for query in queries]
+    far = -queries.sum(axis=0)
+    far /= np.linalg.norm(far)
+    for n in range(3000 // 8 + 1):  # a tail, filled, folded in, and a new tail started
+        index.put(f"far{n}", far)
+        if n in (0, 3000 // 8 - 1, 3000 // 8):
+            assert [index.nearest(query, 10) for query in queries] == before
+
+
+def test_rows_in_the_tail_are_found_replaced_and_removed():
+    rows = unit_rows(200)
+    index = VectorIndex.of("m", DIMENSIONS, [f"id{n}" for n in range(100)], rows[:100])
+    for n in range(100, 200):  # fills a tail of 64, folds it, starts another
+        index.put(f"id{n}", rows[n])
+    for n in (5, 150, 199):
+        assert next(iter(index.nearest(rows[n], 1))) == f"id{n}"
+    index.put("id199", rows[5])  # replaced in the tail
+    assert set(index.nearest(rows[5], 2)) == {"id5", "id199"}
+    assert index.nearest(rows[199], 1).keys() != {"id199"}
+    for n in range(120):
+        index.remove(f"id{n}")  # 99 of 200 alive: compacted into one block of 99
+    assert len(index) == 80 and index.capacity == 99
+    assert next(iter(index.nearest(rows[150], 1))) == "id150"
+    assert set(index.nearest(rows[5], 1)) == {"id199"}
