@@ -358,4 +358,7 @@ async def test_relevant_memory_leaves_out_what_memory_holds(rag_app, settings, f
     prompt = fake_llm.system_prompts()[-1]
     memory = prompt.split("\n# Memory\n", 1)[1].split("\n\n# ", 1)[0]
     assert "Porto" in memory
-    assert prompt.count("Olga moved to Porto") == 1, "the same words twice in one prompt"
+    assert prompt.count("Olga moved to Porto") == 1, (
+        f"the same words twice in one prompt:\n# Memory\n{memory}\n"
+        f"# Relevant Memory\n{relevant_memory(prompt) if '# Relevant Memory' in prompt else ''}"
+    )
