@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dotenv import dotenv_values
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 NO_LLM_MESSAGE = """No LLM is configured, so the bot cannot answer.
@@ -53,87 +53,59 @@ class Settings(BaseSettings):
         validate_assignment=True,
     )
 
-    telegram_bot_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("TELEGRAM_BOT_TOKEN", "telegram_bot_token")
-    )
+    telegram_bot_token: SecretStr | None = None
     telegram_api_url: str = Field(
         default="https://api.telegram.org",
         pattern=r"^https?://[^\s/]+",
-        validation_alias=AliasChoices("TELEGRAM_API_URL", "telegram_api_url"),
     )
     """Root of the Bot API server: Telegram's, or a self-hosted `telegram-bot-api`."""
     telegram_webhook_url: str | None = Field(
         default=None,
         pattern=r"^https?://[^\s/]+",
-        validation_alias=AliasChoices("TELEGRAM_WEBHOOK_URL", "telegram_webhook_url"),
     )
     """Public URL Telegram posts updates to; unset means long polling."""
-    telegram_webhook_listen: str = Field(
-        default="127.0.0.1",
-        validation_alias=AliasChoices("TELEGRAM_WEBHOOK_LISTEN", "telegram_webhook_listen"),
-    )
+    telegram_webhook_listen: str = "127.0.0.1"
     telegram_webhook_port: int = Field(
         default=8443,
         ge=1,
         le=65535,
-        validation_alias=AliasChoices("TELEGRAM_WEBHOOK_PORT", "telegram_webhook_port"),
     )
-    telegram_webhook_secret: SecretStr | None = Field(
-        default=None,
-        validation_alias=AliasChoices("TELEGRAM_WEBHOOK_SECRET", "telegram_webhook_secret"),
-    )
+    telegram_webhook_secret: SecretStr | None = None
     """Checked on every webhook request (Telegram's X-Telegram-Bot-Api-Secret-Token header)."""
-    openai_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key")
-    )
-    openai_base_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url")
-    )
-    rag_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("RAG_API_KEY", "rag_api_key")
-    )
-    embeddings_api_key: SecretStr | None = Field(
-        default=None,
-        validation_alias=AliasChoices("EMBEDDINGS_API_KEY", "embeddings_api_key"),
-    )
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    rag_api_key: SecretStr | None = None
+    embeddings_api_key: SecretStr | None = None
     """For `memory.embeddings.provider: openai`; OPENAI_API_KEY when unset."""
-    speech_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SPEECH_API_KEY", "speech_api_key")
-    )
+    speech_api_key: SecretStr | None = None
     """For the speech servers (`speech` in the runtime config); OPENAI_API_KEY when unset."""
-    database_url: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("DATABASE_URL", "database_url")
-    )
+    database_url: SecretStr | None = None
     """PostgreSQL for the shared state (`docs/DEPLOYMENT.md`); unset keeps it in files. A
     secret: it may hold the password."""
-    data_dir: Path = Field(
-        default=Path("data"), validation_alias=AliasChoices("BOT_DATA_DIR", "data_dir")
-    )
+    data_dir: Path = Field(default=Path("data"), validation_alias="BOT_DATA_DIR")
     runtime_config_path: Path = Field(
         default=Path("preferences/runtime-config.json"),
-        validation_alias=AliasChoices("BOT_RUNTIME_CONFIG", "runtime_config_path"),
+        validation_alias="BOT_RUNTIME_CONFIG",
     )
     prompts_dir: Path = Field(
         default=Path("preferences/prompts"),
-        validation_alias=AliasChoices("BOT_PROMPTS_DIR", "prompts_dir"),
+        validation_alias="BOT_PROMPTS_DIR",
     )
     skills_dir: Path = Field(
         default=Path("preferences/skills"),
-        validation_alias=AliasChoices("BOT_SKILLS_DIR", "skills_dir"),
+        validation_alias="BOT_SKILLS_DIR",
     )
     """One folder per skill, each with a `SKILL.md` (docs/SKILLS.md)."""
-    log_level: str = Field(default="INFO", validation_alias=AliasChoices("LOG_LEVEL", "log_level"))
+    log_level: str = "INFO"
     http_port: int | None = Field(
         default=None,
         ge=0,
         le=65535,
-        validation_alias=AliasChoices("HTTP_PORT", "http_port"),
     )
     """The operators' listener (`/healthz`, `/readyz`, `/metrics`); unset: none (0: any port)."""
     http_listen: str = Field(
         default="127.0.0.1",
         min_length=1,
-        validation_alias=AliasChoices("HTTP_LISTEN", "http_listen"),
     )
     """Its address: loopback unless a container or a prober elsewhere needs 0.0.0.0."""
 
