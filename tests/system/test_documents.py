@@ -45,8 +45,11 @@ def test_a_pdf_is_recalled_by_its_owner_only_and_forgotten_with_forget_all(
 
     assert "fresh conversation" in stack.ask(OWNER, "/new")
     stack.converse(OWNER, QUESTION)
-    recalled = section(stack.last_system_prompt(), "Relevant Memory")
-    assert "7319" in recalled and "warehouse.pdf" in recalled, stack.last_system_prompt()
+    # Recalled once: from short-term memory's parts of it, or from LightRAG, whichever the
+    # prompt took first (each section leaves out what the other holds).
+    prompt = stack.last_system_prompt()
+    recalled = section(prompt, "Memory") + section(prompt, "Relevant Memory")
+    assert "7319" in recalled and prompt.count("alarm code is 7319") == 1, prompt
 
     stack.converse(OTHER, QUESTION)
     assert "7319" not in stack.last_system_prompt()
