@@ -34,16 +34,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.eval_app import eval_app
-from bench.longconv_data import KINDS, Conversation, load_conversations
+from bench.longconv_data import Conversation, load_conversations
 from bench.memory_longconv import (
     BASELINES,
-    MARGIN,
     Clock,
     Context,
     PlannedReplies,
     Scores,
     ask,
     baselines,
+    figures_of,
+    print_matrix,
     tell,
 )
 from bench.memory_recall import memory_lines
@@ -216,52 +217,6 @@ async def score_split(
     return scores
 
 
-def figures_of(split: str, scores: dict[str, Scores], mode: str) -> list[Figure]:
-    """Evidence recall and answer containment of each section, of both, and of the baselines
-    at both sections' characters; sizes; the margin over the best baseline (target on test)."""
-    name = f"{NAME}, {mode}"
-    figures: list[Figure] = []
-    for arm in ARMS:
-        overall = scores[arm]
-        figures.append(Figure(name, f"{split} evidence recall, {arm}", overall.recall, "", ""))
-        figures.append(
-            Figure(name, f"{split} answer containment, {arm}", overall.containment, "", "")
-        )
-    for kind in KINDS:
-        for arm in ("both", *BASELINES):
-            recall = scores[arm].of(kind).recall
-            figures.append(Figure(name, f"{split} {kind}: evidence recall, {arm}", recall, "", ""))
-    for arm in SECTIONS:
-        chars, tokens = scores[arm].mean_chars, scores[arm].mean_tokens
-        figures.append(Figure(name, f"{split} mean characters, {arm}", chars, "chars", ""))
-        figures.append(Figure(name, f"{split} mean tokens, {arm}", tokens, "tokens", ""))
-    margin = scores["both"].recall - max(scores[arm].recall for arm in BASELINES)
-    target = split == "test"
-    figures.append(
-        Figure(
-            name,
-            f"{split} both sections' evidence recall over the best baseline",
-            margin,
-            "",
-            f">= +{MARGIN:.2f}" if target else "",
-            margin >= MARGIN if target else None,
-        )
-    )
-    return figures
-
-
-def print_matrix(split: str, scores: dict[str, Scores]) -> None:
-    """Evidence recall / answer containment of every arm for every kind, and the sizes."""
-    print(f"\n{split}, LightRAG on: evidence recall / answer containment")
-    print(f"{'kind':<8}" + "".join(f"{arm:>19}" for arm in ARMS))
-    for kind in (*KINDS, None):
-        cells = [scores[arm].of(kind) for arm in ARMS]
-        row = "".join(f"{c.recall:>12.2f} / {c.containment:.2f}" for c in cells)
-        print(f"{kind or 'all':<8}{row}  ({len(cells[0].asked)} questions)")
-    sizes = "".join(f"{scores[arm].mean_chars:>19.0f}" for arm in ARMS)
-    print(f"{'chars':<8}{sizes}")
-
-
 def misses(split: str, scores: dict[str, Scores]) -> None:
     """The questions both sections missed (`--misses`)."""
     both = scores["both"]
@@ -286,9 +241,18 @@ def run(
     with tempfile.TemporaryDirectory() as tmp, RagRun(Path(tmp)) as rag:
         for split in splits:
             scores = asyncio.run(score_split(split, rag, conversations, one_day, dump))
-            print_matrix(split, scores)
+            print_matrix(f"{split}, LightRAG on", scores, ARMS, width=19)
             if show_misses:
                 misses(split, scores)
-            figures += figures_of(split, scores, mode)
+            figures += figures_of(
+                split,
+                scores,
+                mode,
+                ARMS,
+                subject="both",
+                sized=SECTIONS,
+                margin_label="both sections' evidence recall",
+                bench=NAME,
+            )
     figures.append(Figure(NAME, "whole run", time.perf_counter() - began, "s", ""))
     return figures

@@ -274,31 +274,41 @@ async def score_split(
     return scores
 
 
-def figures_of(split: str, scores: dict[str, Scores], mode: str) -> list[Figure]:
-    """The table's rows: each arm overall, the evidence recall of each kind for the bot and
-    the baselines, the sizes, and the target (on test)."""
-    name = f"{NAME}, {mode}"
+def figures_of(
+    split: str,
+    scores: dict[str, Scores],
+    mode: str,
+    arms: Sequence[str] = ARMS,
+    subject: str = "bot",
+    sized: Sequence[str] = ("bot", "full context"),
+    margin_label: str = "bot evidence recall",
+    bench: str = NAME,
+) -> list[Figure]:
+    """The table's rows: each of `arms` overall, the evidence recall of each kind for
+    `subject` and the baselines, the sizes of `sized`, and `subject`'s margin over the best
+    baseline (the target, on test). `bench/longconv_rag.py` passes its own arms and name."""
+    name = f"{bench}, {mode}"
     figures: list[Figure] = []
-    for arm in ARMS:
+    for arm in arms:
         overall = scores[arm]
         figures.append(Figure(name, f"{split} evidence recall, {arm}", overall.recall, "", ""))
         figures.append(
             Figure(name, f"{split} answer containment, {arm}", overall.containment, "", "")
         )
     for kind in KINDS:
-        for arm in ("bot", *BASELINES):
+        for arm in (subject, *BASELINES):
             recall = scores[arm].of(kind).recall
             figures.append(Figure(name, f"{split} {kind}: evidence recall, {arm}", recall, "", ""))
-    for arm in ("bot", "full context"):
+    for arm in sized:
         chars, tokens = scores[arm].mean_chars, scores[arm].mean_tokens
         figures.append(Figure(name, f"{split} mean characters, {arm}", chars, "chars", ""))
         figures.append(Figure(name, f"{split} mean tokens, {arm}", tokens, "tokens", ""))
-    margin = scores["bot"].recall - max(scores[arm].recall for arm in BASELINES)
+    margin = scores[subject].recall - max(scores[arm].recall for arm in BASELINES)
     target = split == "test"
     figures.append(
         Figure(
             name,
-            f"{split} bot evidence recall over the best baseline",
+            f"{split} {margin_label} over the best baseline",
             margin,
             "",
             f">= +{MARGIN:.2f}" if target else "",
@@ -308,15 +318,17 @@ def figures_of(split: str, scores: dict[str, Scores], mode: str) -> list[Figure]
     return figures
 
 
-def print_matrix(split: str, scores: dict[str, Scores]) -> None:
+def print_matrix(
+    split: str, scores: dict[str, Scores], arms: Sequence[str] = ARMS, width: int = 16
+) -> None:
     """Evidence recall / answer containment of every arm for every kind, and the sizes."""
     print(f"\n{split}: evidence recall / answer containment")
-    print(f"{'kind':<8}" + "".join(f"{arm:>16}" for arm in ARMS))
+    print(f"{'kind':<8}" + "".join(f"{arm:>{width}}" for arm in arms))
     for kind in (*KINDS, None):
-        cells = [scores[arm].of(kind) for arm in ARMS]
-        row = "".join(f"{c.recall:>9.2f} / {c.containment:.2f}" for c in cells)
+        cells = [scores[arm].of(kind) for arm in arms]
+        row = "".join(f"{c.recall:>{width - 7}.2f} / {c.containment:.2f}" for c in cells)
         print(f"{kind or 'all':<8}{row}  ({len(cells[0].asked)} questions)")
-    sizes = "".join(f"{scores[arm].mean_chars:>16.0f}" for arm in ARMS)
+    sizes = "".join(f"{scores[arm].mean_chars:>{width}.0f}" for arm in arms)
     print(f"{'chars':<8}{sizes}")
 
 
