@@ -165,7 +165,7 @@ def answering(
 ) -> Answering:
     """The tools, the turn's systems, the commands, and the runner that drives a message
     through them. `/forget all` empties the Telegram `inbox` too, when there is one."""
-    tools, skills, mcp = _tools(settings, config, stores, mind.memory, reminding.desk, environ)
+    tools, skills, mcp = _tools(settings, config, stores, mind, reminding.desk, environ)
     context = ContextBuildingSystem(
         PromptFiles(settings.prompts_dir), tools, mind.memory, world.rag, skills
     )
@@ -212,7 +212,7 @@ def _tools(
     settings: Settings,
     config: RuntimeConfigStore,
     stores: Stores,
-    memory: Memory,
+    mind: Remembering,
     desk: ReminderDesk,
     environ: Mapping[str, str] | None,
 ) -> tuple[ToolRegistry, SkillLibrary, McpServers]:
@@ -220,7 +220,8 @@ def _tools(
     (`mcp.servers`; a server that fails never holds up an answer). `environ`: what `${NAME}`
     in a server's config reads (default: the process's)."""
     skills = SkillLibrary(settings.skills_dir)
-    own: list[Tool] = [MemoryTool(memory, stores.remember), SkillTool(skills), RemindersTool(desk)]
+    memory = MemoryTool(mind.memory, stores.remember, [mind.long_term])  # forgets in both
+    own: list[Tool] = [memory, SkillTool(skills), RemindersTool(desk)]
     tools = ToolRegistry([*builtin_tools(), *own])
     mcp = McpServers(lambda: config.current().mcp, os.environ if environ is None else environ)
     tools.add_source(mcp)

@@ -19,21 +19,20 @@ from dataclasses import dataclass, field
 
 from bot.commands.registry import Command, CommandCall, CommandRegistry
 from bot.conversation.scope import MemoryScope, memory_scope_of
+from bot.forgetting import ForgottenEverywhere, forget_everywhere
 from bot.i18n.catalogue import commands as command_texts
 from bot.i18n.catalogue import memory as texts
 from bot.memory.episodes import said_and_answered
-from bot.memory.forgetting import Forgotten, forget_with_its_words, holds_words, recallable
+from bot.memory.forgetting import recallable
 from bot.memory.model import TRAITS, Layer, MemoryItem, shorten
 from bot.memory.remember_switch import RememberSwitch
 from bot.ports.memory import (
     BrowsableMemory,
-    ForgetsByWords,
     LeavesTraces,
     PendingExtraction,
     UserMemoryStore,
 )
 from bot.ports.turns import TurnStopper
-from bot.rag.documents import shared_pieces_prefix
 
 log = logging.getLogger(__name__)
 
@@ -114,44 +113,10 @@ class MemoryCommands:
         match = _ITEM_ID.match(argument)
         if match is None:
             return texts.forget_usage()
-        gone = await forget_with_its_words(self.memory, scope.owner, match.group(1))
-        if gone is None:
+        everywhere = await forget_everywhere(self.memory, self.stores, scope.owner, match.group(1))
+        if everywhere is None:
             return texts.no_such_item(match.group(1))
-        reply = texts.forgotten(gone.item.content)
-        if gone.snippets:
-            ids = ", ".join(f"#{item.id}" for item in gone.snippets)
-            reply += " " + texts.snippets_forgotten(len(gone.snippets), ids)
-        if gone.parts:
-            reply += " " + texts.parts_forgotten(gone.parts)
-        return reply + await self._forget_in_long_term(scope.owner, gone)
-
-    async def _forget_in_long_term(self, owner: str, gone: Forgotten) -> str:
-        """What `/forget <id>` deletes beyond short-term memory (LightRAG's documents): the
-        conversations holding a fact's or a snippet's words, a document's pieces; said
-        plainly, with what may remain."""
-        item, said = gone.item, ""
-        words = said_and_answered(item.content)[0] if item.layer is Layer.EPISODIC else item.content
-        for store in self.stores:
-            if not isinstance(store, ForgetsByWords) or not await store.count_for(owner):
-                continue
-            try:
-                if gone.parts:
-                    prefix = shared_pieces_prefix(owner, item.created_at)
-                    count = await store.forget_shared_at(owner, prefix)
-                else:
-                    count = await store.forget_holding(
-                        owner, words, lambda text: holds_words(text, words)
-                    )
-            except Exception as exc:
-                log.warning("[Memory] /forget: long-term memory failed: %s", exc)
-                said += " " + texts.long_term_may_hold()
-                continue
-            if count:
-                said += " " + texts.long_term_forgotten(count)
-                if isinstance(store, LeavesTraces):
-                    store.traces_left(owner)  # said below, more fully for one deletion
-                said += " " + texts.lightrag_graph_may_keep()
-        return said
+        return _forgotten_reply(everywhere)
 
     async def _show_about(self, scope: MemoryScope, words: str) -> str:
         """`/memory <words>`: what recall could bring back about them, each with its id."""
@@ -239,3 +204,20 @@ def _listing(counts: list[tuple[str, int]]) -> str:
 
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def _forgotten_reply(everywhere: ForgottenEverywhere) -> str:
+    """What `/forget <id>` says it deleted, and what may remain."""
+    gone = everywhere.short_term
+    reply = texts.forgotten(gone.item.content)
+    if gone.snippets:
+        ids = ", ".join(f"#{item.id}" for item in gone.snippets)
+        reply += " " + texts.snippets_forgotten(len(gone.snippets), ids)
+    if gone.parts:
+        reply += " " + texts.parts_forgotten(gone.parts)
+    if everywhere.long_term_failed:
+        reply += " " + texts.long_term_may_hold()
+    if everywhere.long_term:
+        reply += " " + texts.long_term_forgotten(everywhere.long_term)
+        reply += " " + texts.lightrag_graph_may_keep()
+    return reply

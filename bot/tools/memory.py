@@ -1,16 +1,25 @@
 """The `memory` tool: the model adds, searches and forgets memory items itself, in the turn's
-memory scope (the user's own memory in private, the group's in a group)."""
+memory scope (the user's own memory in private, the group's in a group). Forgetting goes as far
+as `/forget <id>` does (`bot/forgetting.py`): the snippets holding the item's words, a
+document's parts, and long-term memory's conversations holding them."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from bot.forgetting import ForgottenEverywhere, forget_everywhere
 from bot.memory.episodes import attributed
 from bot.memory.model import ItemType, new_item
 from bot.memory.packing import render_line
-from bot.ports.memory import MemoryItemsPort, RememberingPreference
+from bot.ports.memory import (
+    BrowsableMemory,
+    MemoryItemsPort,
+    RememberingPreference,
+    UserMemoryStore,
+)
 from bot.tools.registry import ToolContext
 
 TOOL_CONFIDENCE = 0.95
@@ -21,6 +30,11 @@ GROUP_FORGET_REFUSAL_FOR_THE_MODEL = (
     "(telegram.adminUsers in the runtime config)."
 )
 """A tool result: the model reads it and tells the user in their words."""
+
+
+class ToolMemory(MemoryItemsPort, BrowsableMemory, Protocol):
+    """Short-term memory as the tool uses it: items to add and search, and forgetting with
+    what holds an item's words."""
 
 
 class MemoryArguments(BaseModel):
@@ -50,9 +64,16 @@ class MemoryTool:
     )
     arguments = MemoryArguments
 
-    def __init__(self, memory: MemoryItemsPort, remembering: RememberingPreference) -> None:
+    def __init__(
+        self,
+        memory: ToolMemory,
+        remembering: RememberingPreference,
+        long_term: Sequence[UserMemoryStore] = (),
+    ) -> None:
         self._memory = memory
         self._remembering = remembering
+        self._long_term = long_term
+        """Stores beyond short-term memory that forgetting searches (LightRAG's documents)."""
 
     async def run(self, args: MemoryArguments, context: ToolContext) -> str:
         if not self._memory.enabled:
@@ -82,7 +103,30 @@ class MemoryTool:
         item_id = item_id.strip().lstrip("#")
         if not item_id:
             return "Error: give the item_id to forget."
-        item = await self._memory.forget(owner, item_id)
-        if item is None:
+        everywhere = await forget_everywhere(self._memory, self._long_term, owner, item_id)
+        if everywhere is None:
             return f"No memory item #{item_id}."
-        return f"Forgot: {render_line(item)}"
+        return _forgotten(everywhere)
+
+
+def _forgotten(everywhere: ForgottenEverywhere) -> str:
+    """The tool's result after forgetting: what went, and what may remain, for the model to
+    tell the user."""
+    gone = everywhere.short_term
+    said = [f"Forgot: {render_line(gone.item)}"]
+    if gone.snippets:
+        said.append(f"Also deleted {len(gone.snippets)} conversation snippet(s) holding its words.")
+    if gone.parts:
+        said.append(f"Also deleted the document's text ({gone.parts} part(s)).")
+    if everywhere.long_term:
+        said.append(
+            f"Also deleted {everywhere.long_term} conversation(s) holding it from long-term "
+            "memory (LightRAG); its knowledge graph may keep descriptions drawn from them "
+            "until /forget all."
+        )
+    if everywhere.long_term_failed:
+        said.append(
+            "Long-term memory (LightRAG) could not be searched just now and may still hold "
+            "conversations with these words; /forget all deletes everything there."
+        )
+    return "\n".join(said)

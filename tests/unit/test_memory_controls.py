@@ -304,3 +304,30 @@ async def test_forget_one_fact_takes_its_snippets_and_says_what_long_term_memory
     assert (await memory.overview("ada")).episodes == 1, "the other snippet stays"
     if not long_term.fail:
         assert long_term.asked == [("ada", fact.content, True, False)]
+
+
+@pytest.mark.parametrize(
+    ("long_term", "said"),
+    [
+        (WordsDocuments(found=2), "Also deleted 2 conversation(s) holding it from long-term"),
+        (WordsDocuments(fail=True), "could not be searched just now and may still hold"),
+    ],
+)
+async def test_the_tool_forgets_a_fact_as_far_as_the_command_does(memory, switch, long_term, said):
+    """ "Forget that my sister lives in Porto" reaches the model, which forgets through its tool:
+    the snippet that said it, and LightRAG's conversations holding it, go too."""
+    tools = ToolRegistry([MemoryTool(memory, switch, [long_term])])
+    told = "btw my sister Olga lives in Porto, near the river"
+    await memory.remember_exchange("ada", told, "How nice, Porto is lovely.", "t1")
+    bike = "I bought a red bike for the commute to the office downtown"
+    await memory.remember_exchange("ada", bike, "Enjoy the rides to work!", "t2")
+    (fact,) = [f for f in (await memory.overview("ada")).facts if "Olga" in f.content]
+    reply = await run_tool(tools, {"action": "forget", "item_id": fact.id})
+    assert reply.startswith("Forgot: - [fact ") and "Olga" in reply.splitlines()[0]
+    assert "Also deleted 1 conversation snippet(s) holding its words." in reply
+    assert said in reply
+    found = await memory.search("ada", "sister Olga Porto")
+    assert not [hit for hit in found if "Olga" in hit.item.content], "no item holds her words"
+    assert (await memory.overview("ada")).episodes == 1, "the other snippet stays"
+    if not long_term.fail:
+        assert long_term.asked == [("ada", fact.content, True, False)]
