@@ -39,8 +39,8 @@ postgres-binaries:
 	    else echo "The tests need PostgreSQL's server binaries: sudo apt-get install postgresql" >&2; exit 1; fi; }
 
 lint: $(VENV)/.dev-installed  ## ruff, mypy, the layers' import contracts and the size budget, as CI runs them
-	$(BIN)/ruff check bot tests bench
-	$(BIN)/ruff format --check bot tests bench
+	$(BIN)/ruff check bot tests bench lightrag
+	$(BIN)/ruff format --check bot tests bench lightrag
 	$(BIN)/mypy bot
 	$(BIN)/lint-imports --no-logo
 	$(BIN)/python -m pytest tests/unit/test_size_budget.py -q -p no:cacheprovider

@@ -76,11 +76,16 @@ def main() -> int:
     process = subprocess.Popen([str(BINARY)], cwd=HERE, env=env, stdin=subprocess.DEVNULL)
     try:
         if not wait_healthy(url, process):
-            print(f"LightRAG did not become healthy at {url}; see its output above.", file=sys.stderr)
+            print(
+                f"LightRAG did not become healthy at {url}; see its output above.", file=sys.stderr
+            )
             process.terminate()
             return 1
-        print(f"LightRAG is up at {url} (Ctrl+C stops it). In the bot's runtime config set "
-              f'rag.enabled=true and rag.url="{url}".', flush=True)
+        print(
+            f"LightRAG is up at {url} (Ctrl+C stops it). In the bot's runtime config set "
+            f'rag.enabled=true and rag.url="{url}".',
+            flush=True,
+        )
         return process.wait()
     except KeyboardInterrupt:
         process.send_signal(signal.SIGINT)
