@@ -102,6 +102,7 @@ def outside_world(
             settings.rag_api_key,
             breaker=CircuitBreaker(on_recovery=rag_is_back.set),
             owners=stores.index_ledger.owner_count,
+            held=stores.index_ledger.held,
         )
         made.append((lambda: _log_refused_retrieval_style(lightrag, config), lightrag.aclose))
         rag = lightrag

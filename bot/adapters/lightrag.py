@@ -16,7 +16,7 @@ import asyncio
 import json
 import logging
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -92,11 +92,15 @@ class LightRagAdapter:
         client: httpx.AsyncClient | None = None,
         breaker: CircuitBreaker | None = None,
         owners: Callable[[], int] | None = None,
+        held: Callable[[str, set[str]], Awaitable[set[str]]] | None = None,
     ) -> None:
         """`owners` counts the users with documents on the server (the index ledger's); in
-        `context` style the query asks for more candidates as it grows."""
+        `context` style the query asks for more candidates as it grows. `held` (the index
+        ledger's) says which of a user's documents they still have: what names a forgotten
+        one is left out of the context (`bot/rag/context.py`)."""
         self._config = config
         self._owners = owners
+        self._held = held
         self._client = client or httpx.AsyncClient()
         self.breaker = breaker or CircuitBreaker()
         self._http = LightRagHttp(self._client, self.breaker, env_api_key)
@@ -169,7 +173,14 @@ class LightRagAdapter:
             return ""
         if found.status != "success":
             return ""
-        return render_context(found.data.owned_by(owner), rag.context_max_chars)
+        mine = found.data.owned_by(owner)
+        if self._held is not None:
+            try:
+                mine = mine.still_held(await self._held(owner, mine.sources()))
+            except Exception as exc:  # the ledger's database is away: say nothing, not too much
+                log.warning("[RAG] Query skipped: the index ledger could not be read: %s", exc)
+                return ""
+        return render_context(mine, rag.context_max_chars)
 
     def retrieval_style(self, config: RuntimeConfig, in_group: bool = False) -> str:
         """The configured style, but `context` for a group, and while `answer` could show one

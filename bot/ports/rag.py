@@ -145,6 +145,10 @@ class IndexLedgerStore(Protocol):
         """Whether `file_source` of `owner` was recorded (the server took it)."""
         ...
 
+    async def held(self, owner: str, file_sources: set[str]) -> set[str]:
+        """Those of `file_sources` recorded for `owner` and not dropped since."""
+        ...
+
     async def forget(self, owner: str) -> None: ...
 
     async def drop(self, owner: str, file_sources: set[str]) -> None:

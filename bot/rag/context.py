@@ -3,6 +3,11 @@
 One server holds every user's documents and has no per-user isolation for queries. Each chunk,
 entity and relation names the file source(s) it came from; only those whose sources all belong
 to the asking user are kept, so nobody's past conversations reach another user's prompt.
+
+Nor do forgotten ones: deleting a document leaves the descriptions of names it shared with
+the user's other documents as they were, still naming it among their sources (the server
+rebuilds them only from its extraction cache, which a memory server keeps off). So an entry
+is kept only while every source it names is still in the user's index ledger (`still_held`).
 """
 
 from __future__ import annotations
@@ -27,9 +32,12 @@ class _Item(BaseModel):
 
     file_path: str = ""
 
+    def sources(self) -> list[str]:
+        return [s.strip() for s in self.file_path.split(SOURCE_SEPARATOR) if s.strip()]
+
     def belongs_to(self, owner_tag: str) -> bool:
-        sources = [s for s in self.file_path.split(SOURCE_SEPARATOR) if s.strip()]
-        return bool(sources) and all(owner_tag_of(s.strip()) == owner_tag for s in sources)
+        sources = self.sources()
+        return bool(sources) and all(owner_tag_of(s) == owner_tag for s in sources)
 
 
 class Chunk(_Item):
@@ -61,6 +69,19 @@ class QueryData(BaseModel):
             chunks=[c for c in self.chunks if c.belongs_to(owner_tag)],
             entities=[e for e in self.entities if e.belongs_to(owner_tag)],
             relationships=[r for r in self.relationships if r.belongs_to(owner_tag)],
+        )
+
+    def sources(self) -> set[str]:
+        """Every file source the answer names."""
+        items: list[_Item] = [*self.chunks, *self.entities, *self.relationships]
+        return {source for item in items for source in item.sources()}
+
+    def still_held(self, held: set[str]) -> QueryData:
+        """Only what comes wholly from documents in `held` (those the user still has)."""
+        return QueryData(
+            chunks=[c for c in self.chunks if set(c.sources()) <= held],
+            entities=[e for e in self.entities if set(e.sources()) <= held],
+            relationships=[r for r in self.relationships if set(r.sources()) <= held],
         )
 
 

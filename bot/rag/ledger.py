@@ -67,10 +67,17 @@ class IndexLedger:
         return self.entries(owner)
 
     async def holds(self, owner: str, file_source: str) -> bool:
+        return file_source in await self._known(owner)
+
+    async def held(self, owner: str, file_sources: set[str]) -> set[str]:
+        return file_sources & await self._known(owner)
+
+    async def _known(self, owner: str) -> set[str]:
+        """The owner's recorded file sources, read from their file once."""
         if owner not in self._sources:
             entries = await asyncio.to_thread(self.entries, owner)
             self._sources[owner] = {entry.file_source for entry in entries}
-        return file_source in self._sources[owner]
+        return self._sources[owner]
 
     async def forget(self, owner: str) -> None:
         """`clear`, as `IndexLedgerStore` does it."""

@@ -118,6 +118,20 @@ async def test_the_ledger_drops_single_documents_deleted_on_the_server(new_index
     assert restarted.owner_count() == 1
 
 
+async def test_the_ledger_says_which_of_some_documents_a_user_still_has(new_index_ledger):
+    ledger = await new_index_ledger()
+    assert await ledger.held("ann", {"a", "b"}) == set()
+    for source in ("a", "b", "c"):
+        await ledger.record("ann", entry(source, f"doc-{source}"))
+    await ledger.record("bob", entry("d", "doc-d"))
+    await ledger.drop("ann", {"b"})
+    assert await ledger.held("ann", {"a", "b", "d", "x"}) == {"a"}
+    restarted = await new_index_ledger()
+    assert await restarted.held("ann", {"a", "b", "c"}) == {"a", "c"}
+    assert await restarted.held("ann", set()) == set()
+    assert await restarted.held("bob", {"a", "d"}) == {"d"}
+
+
 async def test_a_users_documents_holding_some_words_are_dropped_alone(new_index_queue):
     queue = await new_index_queue()
     for owner, text in (

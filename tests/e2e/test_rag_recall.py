@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 
@@ -298,6 +299,39 @@ async def test_forgetting_a_fact_deletes_the_conversations_that_said_it_on_the_s
     assert await long_term.count_for("951") == 1, "the ledger forgot the deleted one"
     await rag_app.handle(say("951", "What is my bicycle lock code at Utrecht station?"), channel)
     assert "8080" not in fake_llm.system_prompts()[-1]
+
+
+async def test_the_model_forgetting_a_fact_through_its_tool_deletes_it_on_the_server_too(
+    rag_app, settings, fake_llm, lightrag
+):
+    """Users say "forget my lock code" in words: the model calls its memory tool, and the
+    conversation that said it goes from LightRAG as it does for `/forget <id>`."""
+    edit_runtime_config(settings.runtime_config_path, memory={"enabled": True})
+    channel = RecordingChannel()
+    await rag_app.handle(
+        say("961", "Remember that my bicycle lock code is 8080 at Utrecht station."), channel
+    )
+    await rag_app.handle(say("961", "We deploy the billing service every Friday at noon."), channel)
+    await wait_indexed(rag_app, lightrag, 2)
+    await rag_app.memory.drain()
+    (fact,) = [f for f in (await rag_app.memory.overview("961")).facts if "bicycle" in f.content]
+
+    forget = json.dumps({"action": "forget", "item_id": fact.id})
+    fake_llm.script(Reply(tool_calls=[("memory", forget)]), Reply(text="Done, it is forgotten."))
+    await rag_app.handle(say("961", "Please forget my bicycle lock code."), channel)
+    result = next(m["content"] for m in fake_llm.requests[-1]["messages"] if m["role"] == "tool")
+    assert result.startswith("Forgot: ") and "bicycle" in result
+    assert "Also deleted 1 conversation(s) holding it from long-term memory" in result
+    for _ in range(100):
+        tags = [owner_tag_of(s) for s in lightrag.file_sources()]
+        if tags.count("961") == 1:
+            break
+        await asyncio.sleep(0.2)
+    assert tags.count("961") == 1, "the deploy talk stays, the lock code's is gone"
+    await rag_app.handle(say("961", "What is my bicycle lock code at Utrecht station?"), channel)
+    assert "8080" not in fake_llm.system_prompts()[-1], "nor in a name's description"
+    await rag_app.handle(say("961", "When do we deploy the billing service?"), channel)
+    assert "every Friday at noon" in fake_llm.system_prompts()[-1]
 
 
 async def test_a_document_with_lightrag_on_is_in_the_prompt_once_and_forgotten_in_both(

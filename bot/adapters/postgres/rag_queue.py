@@ -219,6 +219,16 @@ class PostgresIndexLedger:
             )
             return await cursor.fetchone() is not None
 
+    async def held(self, owner: str, file_sources: set[str]) -> set[str]:
+        if not file_sources:
+            return set()
+        async with self._database.connection(LEDGER) as connection:
+            cursor = await connection.execute(
+                "SELECT file_source FROM rag_ledger WHERE owner = %s AND file_source = ANY(%s)",
+                (owner, sorted(file_sources)),
+            )
+            return {source for (source,) in await cursor.fetchall()}
+
     async def forget(self, owner: str) -> None:
         async with self._database.connection(LEDGER) as connection:
             await connection.execute("DELETE FROM rag_ledger WHERE owner = %s", (owner,))

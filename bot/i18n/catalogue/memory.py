@@ -299,10 +299,10 @@ def forgot_all(listing: str) -> Say:
 @phrase
 def lightrag_graph_may_keep() -> Say:
     return Say(
-        en="LightRAG may still show what its model drew from them in the descriptions of names "
+        en="LightRAG may still keep what its model drew from them in the descriptions of names "
         "they share with your other conversations (its knowledge graph and its cache); "
         "/forget all removes those with everything else.",
-        ru="LightRAG ещё может показывать то, что его модель извлекла из них, в описаниях имён, "
+        ru="LightRAG ещё может хранить то, что его модель извлекла из них, в описаниях имён, "
         "общих с другими вашими разговорами (его граф знаний и кэш); /forget all удаляет их "
         "вместе со всем остальным.",
     )

@@ -40,6 +40,19 @@ def test_only_items_wholly_from_the_asking_user_are_kept():
     assert data().owned_by("333") == QueryData()
 
 
+def test_what_names_a_document_the_user_no_longer_has_is_left_out():
+    """A deleted document's words stay in the descriptions of names it shared with others,
+    which still list it among their sources."""
+    mine = data().owned_by("111")
+    assert mine.sources() == {ALICE, ALICE_2}
+    kept = mine.still_held({ALICE})
+    assert [c.content for c in kept.chunks] == ["alice chunk"]
+    assert [r.src_id for r in kept.relationships] == ["Redis"]
+    assert kept.entities == [], "Redis names ALICE_2 too, which is gone"
+    assert mine.still_held({ALICE, ALICE_2}) == mine
+    assert mine.still_held(set()) == QueryData()
+
+
 def test_rendering_puts_conversations_first_and_respects_the_budget():
     rendered = render_context(data().owned_by("111"), 4000)
     assert rendered.splitlines() == [
