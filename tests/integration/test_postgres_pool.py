@@ -82,3 +82,35 @@ async def test_a_session_ended_in_the_middle_of_a_batch_logs_the_outage_once(dat
     down = [r for r in caplog.records if "[Database] cannot reach" in r.getMessage()]
     assert len(down) == 1
     assert not [r for r in caplog.records if r.name.startswith("psycopg")], "one line"
+
+
+async def test_a_task_cancelled_as_its_connection_arrives_stops_and_never_uses_it(database_url):
+    """Python 3.11's `asyncio.wait_for`, which the pool waits with, returns the connection
+    instead of raising when the cancellation comes with it: the task went on as if never
+    asked to stop, and a loop stopped that way never stopped (`cancellation.py`)."""
+    database = Database(database_url, max_connections=1)
+    await database.open()
+    try:
+        holding = database.connection("test")
+        await holding.__aenter__()
+        used: list[bool] = []
+
+        async def wait_for_the_connection() -> None:
+            async with database.connection("test"):
+                used.append(True)
+
+        waiting = asyncio.create_task(wait_for_the_connection())
+        for _ in range(1000):
+            if database.pool_figures().get("requests_waiting"):
+                break
+            await asyncio.sleep(0.005)
+        assert database.pool_figures().get("requests_waiting") == 1
+        await holding.__aexit__(None, None, None)  # the connection goes to the waiting task,
+        waiting.cancel()  # and the stop arrives with it
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert used == [], "the cancelled task went on with the connection"
+        async with database.connection("test") as connection:  # it went back to the pool
+            await connection.execute("SELECT 1")
+    finally:
+        await database.close()

@@ -36,6 +36,7 @@ from psycopg import AsyncConnection, pq
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from bot.adapters.postgres.cancellation import cancel_requests, raise_if_cancelled_since
 from bot.adapters.postgres.errors import DatabaseDown, DatabaseUnavailable
 from bot.adapters.postgres.migrations import migrate
 from bot.conversation.scope import MemoryScope
@@ -206,6 +207,10 @@ class Database:
     async def close(self) -> None:
         await self._pool.close()
 
+    def pool_figures(self) -> dict[str, int]:
+        """The pool's own figures (psycopg_pool's `get_stats`): connections, requests waiting."""
+        return dict(self._pool.get_stats())
+
     async def dedicated(self) -> AsyncConnection:
         """A connection of its own, outside the pool, for what lives as long as a session
         does (advisory locks held for a while, LISTEN); the caller closes it."""
@@ -223,8 +228,10 @@ class Database:
         even while turns rest (it is what finds the database back)."""
         if self.health.resting() and not retry:
             raise DatabaseDown(what)
+        asked_to_stop = cancel_requests()
         try:
             async with self._pool.connection(timeout=CALL_SECONDS) as connection:
+                raise_if_cancelled_since(asked_to_stop)  # a lost one (`cancellation.py`)
                 yield connection
                 self._last_answered[connection] = time.monotonic()
         except (psycopg.OperationalError, PoolTimeout) as exc:
