@@ -360,6 +360,11 @@ class McpServerConfig(Section):
     max_response_kilobytes: int = Field(
         1024, ge=16, le=65_536, description="A larger message from the server is refused."
     )
+    in_groups: bool = Field(
+        False,
+        description="Also offered in groups and guest chats, where everyone reads what it "
+        "returns: only for a server that reaches nothing private (web search).",
+    )
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:

@@ -43,6 +43,11 @@ class McpTool:
     schema_size: int = 0
     """Its schema as JSON, in bytes."""
 
+    @property
+    def in_groups(self) -> bool:
+        """Its server's `inGroups`: offered in groups and guest chats too."""
+        return self.connection.config.in_groups
+
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> str:
         return await self.connection.call(self.remote_name, arguments)
 

@@ -3,8 +3,8 @@
 The config is compared at each turn (and every few seconds by a watcher), by identity: the
 config store hands out the same object until the file changes, so this costs nothing. A
 server added or enabled is started, one removed or disabled is stopped, one whose command,
-URL, headers or limits changed is restarted; a change of `allowedTools` or `timeoutSeconds`
-applies at once, without a restart.
+URL, headers or limits changed is restarted; a change of `allowedTools`, `timeoutSeconds` or
+`inGroups` applies at once, without a restart.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class McpServers:
             if server is None or _needs_restart(running.config, server):
                 self._stop_in_background(self._connections.pop(name))
             else:
-                running.config = server  # allowed tools and timeout apply at once
+                running.config = server  # allowed tools, timeout, in groups: at once
         for name, server in wanted.items():
             if name not in self._connections:
                 connection = self._connect(name, server, self._environ, self._backoff)
@@ -167,7 +167,7 @@ class McpServers:
 
 
 def _needs_restart(old: McpServerConfig, new: McpServerConfig) -> bool:
-    same_except = {"allowed_tools", "timeout_seconds"}
+    same_except = {"allowed_tools", "timeout_seconds", "in_groups"}
     return old.model_dump(exclude=same_except) != new.model_dump(exclude=same_except)
 
 

@@ -74,5 +74,10 @@ class TurnContext:
         return self.message.text
 
     @property
+    def shared(self) -> bool:
+        """A group or a guest chat: everyone there reads the answer (`ToolContext.shared`)."""
+        return self.memory_scope.is_group or self.message.guest
+
+    @property
     def user_id(self) -> str:
         return self.message.user_id

@@ -121,7 +121,9 @@ class ContextBuildingSystem:
         document) only inside fences (`bot/untrusted.py`), whose rule comes first, and the
         rolling summary with its heading-like lines escaped."""
         sections = [self._prompts.text()]
-        tools = self._tools.enabled(ctx.config.tools)
+        tools = self._tools.enabled(
+            ctx.config.tools, ctx.memory_scope.is_group or ctx.message.guest
+        )
         shared = holds_document_parts(ctx.memory_pack)
         if ctx.rag_context or ctx.shared_document or tools or shared:
             sections.append(UNTRUSTED_RULE)  # tool results come fenced too

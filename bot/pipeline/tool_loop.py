@@ -109,7 +109,7 @@ class ToolLoopSystem:
             operator=ctx.message.operator,
             guest=ctx.message.guest,
         )
-        specs = self._tools.specs(ctx.config.tools)
+        specs = self._tools.specs(ctx.config.tools, tool_context.shared)
         model = limits.model
         if self._models is not None:
             model = self._models.model_for(ctx.session.key, limits)

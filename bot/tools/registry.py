@@ -53,6 +53,12 @@ class ToolContext:
     """The bot is a guest in the chat (`IncomingMessage.guest`): nothing it sets can ever be
     delivered there later."""
 
+    @property
+    def shared(self) -> bool:
+        """A group or a guest chat: everyone there reads what a tool returns, so a tool that
+        may reach someone's private data (an MCP server's calendar, mail) is not offered."""
+        return self.memory_scope.is_group or self.guest
+
 
 class Tool(Protocol):
     """A function for the model. `arguments` is a pydantic model: schema and validation in one."""
@@ -86,6 +92,11 @@ class RawTool(Protocol):
     @property
     def timeout_seconds(self) -> float | None:
         """This tool's own bound on a call, in place of `llm.toolTimeoutSeconds`; None: that."""
+        ...
+
+    @property
+    def in_groups(self) -> bool:
+        """Whether it is offered in groups and guest chats too (see `ToolContext.shared`)."""
         ...
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> str: ...
@@ -130,20 +141,22 @@ class ToolRegistry:
         stays the built-in's."""
         self._sources.append(source)
 
-    def enabled(self, config: ToolsConfig) -> list[NamedTool]:
+    def enabled(self, config: ToolsConfig, shared: bool = False) -> list[NamedTool]:
+        """The tools a turn offers; `shared`: in a group or guest chat (`ToolContext.shared`),
+        where only the sources' tools marked `in_groups` are."""
         builtin = [tool for name, tool in self._tools.items() if config.is_enabled(name)]
-        return [*builtin, *self._source_tools().values()]
+        return [*builtin, *self._source_tools(shared).values()]
 
-    def specs(self, config: ToolsConfig) -> list[ToolSpec]:
+    def specs(self, config: ToolsConfig, shared: bool = False) -> list[ToolSpec]:
         builtin = [self._specs[name] for name in self._tools if config.is_enabled(name)]
-        raw = self._source_tools().values()
+        raw = self._source_tools(shared).values()
         return [*builtin, *(ToolSpec(t.name, t.description, t.parameters) for t in raw)]
 
-    def _source_tools(self) -> dict[str, RawTool]:
+    def _source_tools(self, shared: bool) -> dict[str, RawTool]:
         found: dict[str, RawTool] = {}
         for source in self._sources:
             for tool in source.current_tools():
-                if tool.name not in self._tools:
+                if tool.name not in self._tools and (tool.in_groups or not shared):
                     found.setdefault(tool.name, tool)
         return found
 
@@ -157,9 +170,10 @@ class ToolRegistry:
     ) -> str:
         """Run one call and return its result text, or an `Error: ...` text. Never raises."""
         tool = self._tools.get(call.name) if config.is_enabled(call.name) else None
-        raw_tool = None if call.name in self._tools else self._source_tools().get(call.name)
+        shared = context.shared
+        raw_tool = None if call.name in self._tools else self._source_tools(shared).get(call.name)
         if tool is None and raw_tool is None:
-            available = ", ".join(t.name for t in self.enabled(config)) or "none"
+            available = ", ".join(t.name for t in self.enabled(config, shared)) or "none"
             return f"Error: unknown tool '{call.name}'. Available tools: {available}."
         try:
             raw = json.loads(call.arguments or "{}")

@@ -9,6 +9,7 @@ import os
 import subprocess
 from typing import Any
 
+from bot.conversation import ChatAddress, IncomingMessage
 from tests.conftest import edit_runtime_config
 from tests.e2e.conftest import ALICE, say
 from tests.e2e.test_terminal_chat import _read_until, start_bot
@@ -52,6 +53,36 @@ async def test_the_answer_uses_an_mcp_tool_result(app, settings, fake_llm):
     assert "/nonexistent" not in status, "paths are for operators"
     await app.handle(say(ALICE, "/status", operator=True), channel)
     assert "command not found: /nonexistent/mcp" in channel.texts()[-1]
+
+
+async def test_in_a_group_only_a_server_marked_in_groups_is_offered(app, settings, fake_llm):
+    """Everyone in a group reads a tool's result: a server that may reach someone's data is
+    offered in private chats alone, until its config says `inGroups`."""
+    notes = stdio_entry()
+    edit_runtime_config(settings.runtime_config_path, mcp={"servers": {"search": notes}})
+    await app.start()
+    await wait_until(lambda: "search" in _ready(app), STARTUP, "search ready")
+    fake_llm.responder = searching
+    channel = RecordingChannel()
+    group = ChatAddress("test", "-100777")
+    asked = IncomingMessage(group, "user-1", "@bot what's new about sea otters?", in_group=True)
+    await app.handle(asked, channel)
+    offered = [tool["function"]["name"] for tool in fake_llm.requests[-1].get("tools", [])]
+    assert not [name for name in offered if name.startswith("search__")]
+    assert "search__web_search" not in fake_llm.requests[-1]["messages"][0]["content"]
+    assert "Error: unknown tool 'search__web_search'" in json.dumps(fake_llm.requests[-1])
+
+    edit_runtime_config(
+        settings.runtime_config_path, mcp={"servers": {"search": {**notes, "inGroups": True}}}
+    )
+    await wait_until(
+        lambda: app.config.current().mcp.servers["search"].in_groups, 5, "the edit read"
+    )
+    new = IncomingMessage(group, "user-1", "/new", in_group=True)
+    await app.handle(new, channel)  # the refused call stays in the session otherwise
+    await app.handle(asked, channel)
+    assert channel.texts()[-1] == "From the web: 1. Sea Otters: result 1 from example.org/1"
+    assert app.mcp.connection("search") is not None
 
 
 async def test_a_server_that_never_starts_does_not_hold_up_the_answer(app, settings, fake_llm):

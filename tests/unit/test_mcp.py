@@ -115,6 +115,7 @@ class FakeRawTool:
     timeout_seconds: float | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
     never_answers: bool = False
+    in_groups: bool = False
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> str:
         self.calls.append(arguments)
@@ -151,6 +152,27 @@ async def test_source_tools_are_offered_with_their_schema_as_given_and_called_wi
     source.tools.clear()  # the server went away
     gone = await registry.execute(call, CTX, ToolsConfig(), 5, 100)
     assert gone.startswith("Error: unknown tool 'web__search'")
+
+
+@pytest.mark.parametrize("guest", [False, True])
+async def test_in_a_group_only_the_tools_of_servers_marked_in_groups_are_offered(guest):
+    """Everyone in a group reads what a tool returns: the operator's calendar server must not
+    answer a member there, though a web search may."""
+    calendar, search = FakeRawTool("cal__events"), FakeRawTool("web__search", in_groups=True)
+    registry, _ = registry_with(calendar, search)
+    scope = MemoryScope("group:t:-100", "u") if not guest else MemoryScope("u", "u")
+    in_group = ToolContext("u", "k", scope, guest=guest)
+    assert in_group.shared and not CTX.shared
+    names = {spec.name for spec in registry.specs(ToolsConfig(), shared=True)}
+    assert "web__search" in names and "cal__events" not in names and "calculator" in names
+    assert {"cal__events", "web__search"} <= {s.name for s in registry.specs(ToolsConfig())}
+    asked = ToolCall(id="1", name="cal__events", arguments='{"q": "today"}')
+    refused = await registry.execute(asked, in_group, ToolsConfig(), 5, 100)
+    assert refused.startswith("Error: unknown tool 'cal__events'") and calendar.calls == []
+    assert "web__search" in refused, "the tools it may call are listed"
+    assert fences(await registry.execute(asked, CTX, ToolsConfig(), 5, 100)) == [
+        ("tool result", "got {'q': 'today'}")
+    ]
 
 
 async def test_source_tool_results_are_truncated_and_bad_arguments_refused():
