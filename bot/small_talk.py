@@ -7,8 +7,9 @@ greetings in other words ("cheers mate", "good night, talk tomorrow"), remarks a
 conversation itself ("let me think about it", "sorry, typo, ignore that"), and the mood or
 weather of the moment ("so tired today", "it's pouring here today") — unless the message
 also carries something durable: a number, a name, a family member or pet, a habit ("every
-sunday", "always"), health, "remember that…", or a question for the bot. Erring towards
-keeping: a fact lost costs more than a line of chatter kept.
+sunday", "always"), health, "remember that…", news about someone ("Miso had her jabs this
+morning"), or a question for the bot. Erring towards keeping: a fact lost costs more than a
+line of chatter kept.
 """
 
 from __future__ import annotations
@@ -79,6 +80,32 @@ _PROPER_NOUN = re.compile(r"(?<=[\w,;] )(?!I\b|I['’])[A-ZА-ЯЁ][\w'’-]+")
 """A capitalised word after the first: a name, a city, a product."""
 
 
+_DID = re.compile(
+    r"(?:[a-z]+ed|had|made|got|went|came|took|said|told|gave|found|left|saw|ate|fell|won|lost|"
+    r"broke|bought|brought|caught|sent|spent|began|ran|met|paid|kept|wrote|drove|flew|grew|"
+    r"became|did|finally|just)",
+)
+"""What someone did, as the second word of news about them: "Miso had…", "Tom made…"."""
+
+
+def _news_about_someone(text: str) -> bool:
+    """Whether the message opens with a name and what they did: "Miso had her jabs this
+    morning", "Tom made dinner tonight". The moment in it does not make it the user's mood.
+    A capitalised first word is a name unless a sentence may start with it anyway: a stop
+    word, a reaction, the moment ("Today…"), or a verb or adverb ("Watched…", "Feeling…",
+    "Finally…"); and what follows must be something done, not a state ("Weather is…")."""
+    words = text.split(maxsplit=2)
+    if len(words) < 2 or not words[0][:1].isupper() or not words[0].isalpha():
+        return False
+    first, second = words[0], words[1].lower().rstrip(",.!?;:")
+    plain = first.lower()
+    if plain in STOP_WORDS or plain in _PHATIC or plain.endswith(("ed", "ing", "ly")):
+        return False
+    if _OPENER.match(first) or _MOMENT.match(first):
+        return False
+    return _DID.fullmatch(second) is not None
+
+
 def is_greeting(text: str) -> bool:
     """One of the spec's greetings, whatever the case and trailing punctuation."""
     return text.strip().lower().rstrip(_TRAILING) in SPEC_GREETINGS
@@ -89,7 +116,7 @@ def is_small_talk(user_text: str) -> bool:
     text = " ".join(user_text.split())
     if not text or is_greeting(text):
         return True
-    if _DURABLE.search(text) or _PROPER_NOUN.search(text):
+    if _DURABLE.search(text) or _PROPER_NOUN.search(text) or _news_about_someone(text):
         return False
     words = [word for word in WORD.findall(text.lower()) if word not in STOP_WORDS]
     if all(word in _PHATIC for word in words):  # none at all: "why?", "what about you?"

@@ -27,6 +27,10 @@ ANSWER = "Thanks for telling me, I'll keep that in mind for later."
         "hiya",
         "спасибо, очень помогло",
         "сегодня весь день льёт дождь",
+        "Сегодня весь день льёт дождь",
+        "Weather is lovely today, went for a walk at lunch",
+        "Finally some sun today",
+        "So tired today, barely slept",
     ],
 )
 def test_small_talk_is_neither_an_episode_nor_indexed(said):
@@ -48,6 +52,8 @@ def test_small_talk_is_neither_an_episode_nor_indexed(said):
         "oh and I can't have gluten, celiac",
         "I think my sister is moving to Lyon",
         "need to talk to my landlord later about the boiler",
+        "Miso had her jabs this morning, she has not forgiven me",
+        "Tom made dinner tonight, a rare event",
     ],
 )
 def test_chat_that_carries_something_durable_is_kept(said):
