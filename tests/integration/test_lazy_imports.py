@@ -95,3 +95,11 @@ def test_the_entry_point_imports_numpy_only_after_the_process_policies():
     print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
     """
     assert "numpy" not in imported_by(code)
+
+
+def test_long_polling_loads_no_web_server(tmp_path):
+    """aiohttp's server is for the webhook and the health endpoint, both off here (1.8 MB)."""
+    code = BUILD_FOR_TELEGRAM.replace('{name.split(".")[0] for name in sys.modules}', "sys.modules")
+    loaded = imported_by(code, str(tmp_path), env=bot_environment())
+    assert "aiohttp" in loaded, "its client carries the Bot API calls"
+    assert not {"aiohttp.web", "bot.adapters.telegram.webhook"} & loaded

@@ -16,7 +16,7 @@ import logging
 import re
 import signal
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from telegram import Bot, BotCommand, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
@@ -46,7 +46,6 @@ from bot.adapters.telegram.send_budget import SendBudget
 from bot.adapters.telegram.typing_indicator import TypingIndicators
 from bot.adapters.telegram.voice_notes import VoiceNotes
 from bot.adapters.telegram.voice_replies import VoiceReplies, VoiceSwitch
-from bot.adapters.telegram.webhook import WebhookReceiver
 from bot.audio import AudioWorkers
 from bot.commands import Command
 from bot.config import RuntimeConfigStore
@@ -58,6 +57,9 @@ from bot.ports.language import LanguagePreference
 from bot.ports.speech import SpeechPort
 from bot.retry import RetryPolicy
 from bot.usage.meter import UsageMeter
+
+if TYPE_CHECKING:  # aiohttp's web server, imported only for a webhook (`_receiver`)
+    from bot.adapters.telegram.webhook import WebhookReceiver
 
 log = logging.getLogger(__name__)
 
@@ -298,6 +300,8 @@ def _receiver(
     """What fetches updates into the inbox: the webhook receiver when `options.webhook` is set,
     else the long-polling poller (on its own `request`, one connection)."""
     if options.webhook is not None:
+        from bot.adapters.telegram.webhook import WebhookReceiver  # aiohttp's server: 1.8 MB
+
         return None, WebhookReceiver(options.webhook.path, options.webhook.secret, inbox.take)
     poller = JournaledPoller(bot, inbox, options.poll_timeout_seconds, ALLOWED_UPDATES, request)
     return poller, None
