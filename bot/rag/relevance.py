@@ -17,7 +17,8 @@ server's order:
   the question;
 - an assistant reply is cut to `ChunkRule.reply_chars` (the user's words are what is recalled);
 - an item whose user words a line of `# Memory`, or an item kept before it, already holds is
-  dropped: the same words twice in one prompt cost twice.
+  dropped: the same words twice in one prompt cost twice. A fact's description merged from
+  several documents (`<SEP>` between them) loses the parts held, and goes when none is left.
 
 `fresh_exchanges` runs as the block is rendered (`bot/rag/context.py`), `earned` once
 `# Memory` is known (`bot/pipeline/context_building.py`).
@@ -39,6 +40,8 @@ STEM = 5
 """Words compare by their first five letters ("engaged" ~ "engagement")."""
 HELD_SHARE = 0.6
 """A `# Memory` line holding this share of an item's user words holds the item."""
+DESCRIPTION_SEPARATOR = "<SEP>"
+"""Between the parts of a description LightRAG merged from several documents."""
 _EXCHANGE = re.compile(
     r"^(?P<head>.*?)\bUser(?: \([^)]*\))?: (?P<user>.*?)(?: Assistant: (?P<reply>.*))?$"
 )
@@ -120,9 +123,10 @@ def earned(context: str, question: str, memory_pack: str, rule: ChunkRule = RULE
         if not line.startswith("- "):
             heading, exchanges = line, line == EXCHANGES_HEADING
             continue
-        item = line[2:]
-        if held_by(item, known):
+        item = line[2:] if exchanges else unheld_parts(line[2:], known)
+        if not item or held_by(item, known):
             continue
+        line = f"- {item}"
         shares = len(asked & stems(user_words(item))) >= rule.min_shared
         if exchanges:
             ranked += 1
@@ -144,3 +148,15 @@ def held_by(item: str, known: Sequence[set[str]]) -> bool:
     """Whether one of `known` (each line's stems) holds `HELD_SHARE` of `item`'s user words."""
     wanted = stems(user_words(item))
     return bool(wanted) and any(len(wanted & line) >= HELD_SHARE * len(wanted) for line in known)
+
+
+def unheld_parts(fact: str, known: Sequence[set[str]]) -> str:
+    """`fact` (`name: description`) without the parts of its description that one of `known`
+    holds; empty when none is left. A description LightRAG merged from a shared document and
+    a conversation ("Document … part 1 of 1:<SEP>The alarm code is 7319.") would otherwise
+    repeat the document's sentence that `# Memory` shows already."""
+    name, colon, description = fact.partition(": ")
+    if not colon or DESCRIPTION_SEPARATOR not in description:
+        return fact
+    parts = [p for p in description.split(DESCRIPTION_SEPARATOR) if not held_by(p, known)]
+    return f"{name}: {DESCRIPTION_SEPARATOR.join(parts)}" if parts else ""

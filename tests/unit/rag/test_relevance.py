@@ -83,3 +83,20 @@ def test_a_section_left_empty_loses_its_heading():
 def test_an_answer_style_reply_is_left_as_it_is():
     answer = "You rented in Bedminster.\n- two bedrooms"
     assert earned(answer, "Where did we rent?", "- [2025-03-09] two bedrooms") == answer
+
+
+def test_a_merged_fact_loses_the_parts_memory_holds():
+    """LightRAG merges what several documents said of a name; the document's sentence that
+    `# Memory` shows already must not come a second time in the prompt."""
+    memory = "- [document part 1 of 1 #ab12] Vexmoor handbook. The Vexmoor alarm code is 7319."
+    merged = (
+        "Vexmoor — Warehouse: the Vexmoor forklift key hangs behind the Quorlith cabinet"
+        "<SEP>The Vexmoor alarm code is 7319."
+    )
+    question = "What is the alarm code at Vexmoor?"
+    kept = earned(block([RAMEN], [merged]), question, memory)
+    assert "7319" not in kept
+    assert "- Vexmoor — Warehouse: the Vexmoor forklift key hangs behind the Quorlith" in kept
+    whole = "Vexmoor — Alarm: The Vexmoor alarm code is 7319.<SEP>the Vexmoor alarm code is 7319"
+    assert "Vexmoor — Alarm" not in earned(block([RAMEN], [whole]), question, memory)
+    assert earned(block([RAMEN], [merged]), question, "") == block([RAMEN], [merged])
