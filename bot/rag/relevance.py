@@ -18,7 +18,8 @@ server's order:
 - an assistant reply is cut to `ChunkRule.reply_chars` (the user's words are what is recalled);
 - an item whose user words a line of `# Memory`, or an item kept before it, already holds is
   dropped: the same words twice in one prompt cost twice. A fact's description merged from
-  several documents (`<SEP>` between them) loses the parts held, and goes when none is left.
+  several documents (`<SEP>` between them) loses the parts held, and goes when none is left
+  or what is left shares no word with the question.
 
 `fresh_exchanges` runs as the block is rendered (`bot/rag/context.py`), `earned` once
 `# Memory` is known (`bot/pipeline/context_building.py`).
@@ -126,8 +127,10 @@ def earned(context: str, question: str, memory_pack: str, rule: ChunkRule = RULE
         item = line[2:] if exchanges else unheld_parts(line[2:], known)
         if not item or held_by(item, known):
             continue
+        # What is left of a merged fact must bear on the question itself, not by its name.
+        told = item if item == line[2:] else item.partition(": ")[2]
         line = f"- {item}"
-        shares = len(asked & stems(user_words(item))) >= rule.min_shared
+        shares = len(asked & stems(user_words(told))) >= rule.min_shared
         if exchanges:
             ranked += 1
             if not (shares or ranked <= rule.first):

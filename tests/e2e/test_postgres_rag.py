@@ -23,8 +23,11 @@ async def rag_app(settings, fake_llm, lightrag, database_url):
     settings.openai_base_url = fake_llm.base_url
     settings.rag_api_key = RAG_KEY
     settings.database_url = database_url
+    # `# Memory` off: `# Relevant Memory` leaves out what it holds (`bot/rag/relevance.py`),
+    # and these tests look for LightRAG's recall.
     edit_runtime_config(
         settings.runtime_config_path,
+        memory={"enabled": False},
         rag={"enabled": True, "url": lightrag.url, "indexRetryMaxSeconds": 1, "timeoutSeconds": 5},
     )
     built = BotApp.build(settings)

@@ -100,3 +100,7 @@ def test_a_merged_fact_loses_the_parts_memory_holds():
     whole = "Vexmoor — Alarm: The Vexmoor alarm code is 7319.<SEP>the Vexmoor alarm code is 7319"
     assert "Vexmoor — Alarm" not in earned(block([RAMEN], [whole]), question, memory)
     assert earned(block([RAMEN], [merged]), question, "") == block([RAMEN], [merged])
+    dated = "Vexmoor — Alarm: Date: 2026-12-05 05:07<SEP>The Vexmoor alarm code is 7319."
+    assert "Vexmoor — Alarm" not in earned(block([RAMEN], [dated]), question, memory), (
+        "a date is all that is left: it does not bear on the question"
+    )
