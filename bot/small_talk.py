@@ -8,8 +8,9 @@ conversation itself ("let me think about it", "sorry, typo, ignore that"), and t
 weather of the moment ("so tired today", "it's pouring here today") — unless the message
 also carries something durable: a number, a name, a family member or pet, a habit ("every
 sunday", "always"), health, "remember that…", news about someone ("Miso had her jabs this
-morning"), or a question for the bot. Erring towards keeping: a fact lost costs more than a
-line of chatter kept.
+morning"), something the user did ("signed off by the physio today, no more exercises"), or
+a question for the bot. Erring towards keeping: a fact lost costs more than a line of
+chatter kept.
 """
 
 from __future__ import annotations
@@ -106,6 +107,27 @@ def _news_about_someone(text: str) -> bool:
     return _DID.fullmatch(second) is not None
 
 
+DONE_MIN_WORDS = 5
+"""Content words a report of something done holds, beyond reactions: "signed off by the physio
+today, no more exercises" (6) is news; "finished work today, so tired" (3) is the moment."""
+
+_DONE = re.compile(r"^(?:(?:i|we)\s+)?(?:finally\s+)?(\w+)", re.IGNORECASE)
+
+
+def _tells_something_done(text: str, words: list[str]) -> bool:
+    """Whether the message reports something the user did, when it happened being the moment
+    in it: "walked to the end of the street without the stick this morning", "got my new
+    residence card this morning, valid for five more years". It opens with what was done (a
+    past tense, after "I", "we" or "finally" at most; "just…" is the moment) and says enough
+    (`DONE_MIN_WORDS` of `words`, the message's content words, not counting reactions): "so
+    tired today" and "it's pouring here today" tell no deed."""
+    opening = _DONE.match(text)
+    if opening is None or _DID.fullmatch(verb := opening.group(1).lower()) is None:
+        return False
+    said = [word for word in words if word not in _PHATIC]
+    return verb not in ("just", "finally") and len(said) >= DONE_MIN_WORDS
+
+
 def is_greeting(text: str) -> bool:
     """One of the spec's greetings, whatever the case and trailing punctuation."""
     return text.strip().lower().rstrip(_TRAILING) in SPEC_GREETINGS
@@ -123,7 +145,9 @@ def is_small_talk(user_text: str) -> bool:
         return True
     if "?" in text:  # "hi, how do I add a healthcheck?" asks for something: keep it
         return False
-    return bool(_OPENER.match(text) or _MOMENT.search(text) or _META.search(text))
+    if _OPENER.match(text) or _META.search(text):
+        return True
+    return bool(_MOMENT.search(text)) and not _tells_something_done(text, words)
 
 
 def is_trivial_exchange(

@@ -31,6 +31,8 @@ ANSWER = "Thanks for telling me, I'll keep that in mind for later."
         "Weather is lovely today, went for a walk at lunch",
         "Finally some sun today",
         "So tired today, barely slept",
+        "finished work today, so tired",
+        "just finished lunch and now I could really use a nap",
     ],
 )
 def test_small_talk_is_neither_an_episode_nor_indexed(said):
@@ -54,6 +56,9 @@ def test_small_talk_is_neither_an_episode_nor_indexed(said):
         "need to talk to my landlord later about the boiler",
         "Miso had her jabs this morning, she has not forgiven me",
         "Tom made dinner tonight, a rare event",
+        "signed off by the physio today, no more exercises except the ones I like",
+        "walked to the end of the street and back without the stick this morning",
+        "we signed the lease this morning, two bedrooms right next to the park",
     ],
 )
 def test_chat_that_carries_something_durable_is_kept(said):
