@@ -23,6 +23,10 @@ the main block, which then gets a new tail: a user's vectors take at most 1/8 mo
 rows (plus 64), and the first item added after a load copies nothing. Doubling the block
 instead reserved 15 MB at 10k rows of 384, half of it idle, and copied the loaded 7.7 MB on
 the first item added (1 ms of CPU per user).
+
+The index also keeps the sum of its live rows (as a search sees them, float64), updated as
+rows come and go, so a search can hand recall the mean of the user's vectors for nothing
+(`VectorSearch.mean`, what `hub_corrected` in `bot/memory/scoring.py` takes).
 """
 
 from __future__ import annotations
@@ -69,6 +73,17 @@ def quantized(
     return codes, scale
 
 
+def _sum_of(
+    codes: npt.NDArray[np.int16], scale: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float64]:
+    """The sum of the rows `codes * scale`, a block at a time (no float copy of the whole)."""
+    total = np.zeros(codes.shape[1])
+    for start in range(0, len(codes), SEARCH_BLOCK):
+        end = min(start + SEARCH_BLOCK, len(codes))
+        total += scale[start:end].astype(np.float64) @ codes[start:end]
+    return total
+
+
 def _record(dimensions: int) -> np.dtype[np.void]:
     return np.dtype([("id", f"S{ID_BYTES}"), ("vector", "<f2", (dimensions,))])
 
@@ -87,6 +102,8 @@ class VectorIndex:
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
         self._used = 0
+        self._total: npt.NDArray[np.float64] = np.zeros(dimensions)
+        """The sum of the live rows, decoded."""
 
     def __len__(self) -> int:
         return len(self._row)
@@ -109,6 +126,7 @@ class VectorIndex:
         row = np.asarray(vector, dtype=np.float32).reshape(-1)
         if not self.dimensions:
             self.dimensions = row.shape[0]
+            self._total = np.zeros(self.dimensions)
             self._codes = np.zeros((0, self.dimensions), dtype=np.int16)
             self._tail_codes = np.zeros((0, self.dimensions), dtype=np.int16)
         if row.shape[0] != self.dimensions:
@@ -117,11 +135,22 @@ class VectorIndex:
         at = self._row.get(item_id)
         if at is None:
             at = self._append_row(item_id)
+        else:
+            self._total -= self._decoded(at)
         main = len(self._codes)
         if at < main:
             self._codes[at], self._scale[at] = codes[0], scale[0]
         else:
             self._tail_codes[at - main], self._tail_scale[at - main] = codes[0], scale[0]
+        self._total += self._decoded(at)
+
+    def _decoded(self, at: int) -> npt.NDArray[np.float64]:
+        """Row `at` as a search sees it."""
+        main = len(self._codes)
+        if at < main:
+            return self._codes[at].astype(np.float64) * float(self._scale[at])
+        at -= main
+        return self._tail_codes[at].astype(np.float64) * float(self._tail_scale[at])
 
     @classmethod
     def of(
@@ -137,6 +166,7 @@ class VectorIndex:
             if shape != (len(item_ids), dimensions):
                 raise ValueError(f"{shape} vectors, expected ({len(item_ids)}, {dimensions})")
             index._codes, index._scale = quantized(vectors)
+            index._total = _sum_of(index._codes, index._scale)
             index._alive = np.ones(len(item_ids), dtype=bool)
             index._ids = list(item_ids)
             index._row = {item_id: at for at, item_id in enumerate(index._ids)}
@@ -150,6 +180,7 @@ class VectorIndex:
     def remove(self, item_id: str) -> None:
         at = self._row.pop(item_id, None)
         if at is not None:
+            self._total -= self._decoded(at)
             self._alive[at] = False
             if self._used > 64 and len(self._row) < self._used // 2:
                 self._compact()
@@ -169,7 +200,9 @@ class VectorIndex:
         blocks = [(self._codes, self._scale)]
         if tail:
             blocks.append((self._tail_codes[:tail], self._tail_scale[:tail]))
-        return VectorSearch(blocks, self._alive[: self._used].copy(), self._ids, len(self._row))
+        live = len(self._row)
+        mean = (self._total / live).astype(np.float32) if live else None
+        return VectorSearch(blocks, self._alive[: self._used].copy(), self._ids, live, mean)
 
     def _append_row(self, item_id: str) -> int:
         if self._used == self.capacity:
@@ -217,11 +250,14 @@ class VectorSearch:
         alive: npt.NDArray[np.bool_],
         ids: list[str],
         live: int,
+        mean: Vectors | None = None,
     ) -> None:
         self._blocks = blocks
         self._alive = alive
         self._ids = ids
         self._live = live
+        self.mean = mean
+        """The mean of the live rows when the search was taken; None when there are none."""
 
     def __call__(self, query: Vectors, limit: int) -> dict[str, float]:
         """Up to `limit` item ids with their cosine to `query`, best first."""

@@ -25,6 +25,7 @@ from psycopg import AsyncConnection
 
 from bot.memory.index import SCAN_LIMIT
 from bot.memory.model import Layer, MemoryItem, static_prior
+from bot.memory.scoring import hub_corrected
 from bot.memory.text import tokens
 from bot.ports.embeddings import Vectors, cosines
 
@@ -266,14 +267,17 @@ async def store_vectors(
 
 
 def nearest(rows: list[tuple[str, bytes]], query: Vectors, limit: int) -> dict[str, float]:
-    """Up to `limit` ids of `rows` with their cosine to `query`, best first (numpy; call it
-    in a worker thread). Rows of another size than the query's are skipped."""
+    """Up to `limit` ids of `rows` nearest to `query`, best first, with their scores: the
+    cosine to the question `hub_corrected` by the mean of the rows, as the file store ranks
+    them (numpy; call it in a worker thread). Rows of another size than the query's are
+    skipped."""
     width = query.shape[-1] * 4
     fitting = [(item_id, blob) for item_id, blob in rows if len(blob) == width]
     if not fitting or limit <= 0:
         return {}
     matrix = np.frombuffer(b"".join(blob for _, blob in fitting), dtype="<f4")
-    scores = cosines(matrix.reshape(len(fitting), -1), query)
+    matrix = matrix.reshape(len(fitting), -1)
+    scores = cosines(matrix, hub_corrected(query, matrix.mean(axis=0, dtype=np.float64)))
     count = min(limit, len(fitting))
     best = np.argpartition(-scores, count - 1)[:count]
     best = best[np.argsort(-scores[best])]
