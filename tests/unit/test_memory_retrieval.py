@@ -7,7 +7,14 @@ import numpy as np
 from bot.config.model import MemoryConfig
 from bot.memory.model import ItemType, Layer, MemoryItem, ScoredItem, fingerprint
 from bot.memory.packing import estimate_tokens, pack, prompt_line, render_line
-from bot.memory.scoring import LEXICAL_FLOOR, SEMANTIC_POOL, fuse, rank, within_pools
+from bot.memory.scoring import (
+    LEXICAL_FLOOR,
+    SEMANTIC_POOL,
+    episode_choice,
+    fuse,
+    rank,
+    within_pools,
+)
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorIndex
 
@@ -326,3 +333,38 @@ def test_within_a_day_what_the_question_found_comes_before_the_profile():
         "The user's team tracks bugs in Linear.",
         "The user is allergic to penicillin.",
     ]
+
+
+def test_a_request_to_the_assistant_counts_less_by_meaning_than_a_statement():
+    request = item(
+        "User: any tips for falling asleep faster? → Assistant: a dark room", ItemType.EXCHANGE
+    )
+    statement = item(
+        "User: joined the male voice choir in Canton, rehearsals on Wednesday nights"
+        " → Assistant: lovely",
+        ItemType.EXCHANGE,
+    )
+    russian = item(
+        "User: как мне перестать откладывать дела → Assistant: по шагам", ItemType.EXCHANGE
+    )
+    found = {request.id: request, statement.id: statement, russian.id: russian}
+    nearest = {request.id: 0.83, russian.id: 0.82, statement.id: 0.81}
+
+    choice = episode_choice({}, nearest, found)
+
+    assert choice[statement.id] > choice[request.id] > 0
+    assert choice[statement.id] > choice[russian.id] > 0
+
+
+def test_a_request_still_counts_fully_by_its_words():
+    request = item(
+        "User: can you recommend a good book? something light → Assistant: try Wodehouse",
+        ItemType.EXCHANGE,
+    )
+    statement = item("User: started a new series last night → Assistant: nice", ItemType.EXCHANGE)
+    unrelated = item("User: the plot looks proper now → Assistant: well done", ItemType.EXCHANGE)
+    found = {request.id: request, statement.id: statement, unrelated.id: unrelated}
+
+    choice = episode_choice({request.id: 0.9, statement.id: 0.8}, {unrelated.id: 0.8}, found)
+
+    assert choice[request.id] > choice[statement.id]
