@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from bot.config.model import MemoryConfig
+from bot.memory.exchange_ranking import SHORT_FROM
 from bot.memory.file_repository import file_memory
-from bot.memory.scoring import SHORT_FROM
 from bot.memory.service import MemoryService
 from bot.ports.embeddings import Vectors
 

@@ -5,16 +5,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from bot.config.model import MemoryConfig
+from bot.memory.exchange_ranking import episode_choice
 from bot.memory.model import ItemType, Layer, MemoryItem, ScoredItem, fingerprint
 from bot.memory.packing import estimate_tokens, pack, prompt_line, render_line
-from bot.memory.scoring import (
-    LEXICAL_FLOOR,
-    SEMANTIC_POOL,
-    episode_choice,
-    fuse,
-    rank,
-    within_pools,
-)
+from bot.memory.scoring import LEXICAL_FLOOR, SEMANTIC_POOL, fuse, rank, within_pools
 from bot.memory.user_items import UserItems
 from bot.memory.vectors import VectorIndex
 
