@@ -4,8 +4,10 @@ The overflow rule: items go in best first while the pack stays within the soft b
 item that would pass it still goes in when its score is at least `overflowMinScore` and the
 pack stays within the hard budget; any other item that does not fit is skipped (a smaller,
 weaker one after it may still fit). Nothing ever passes the hard budget: one over-long item is
-cut to fit rather than crowding everything else out. An exchange is left out when an item
-drawn from the same turn (a fact stated in it) is already in: the fact says it shorter.
+cut to fit rather than crowding everything else out. A turn says a thing once: of a fact and
+the exchange it was drawn from, the fact when it holds most of the exchange's words (it says
+it shorter, with an id to forget it by), else the exchange (it says more), whichever came
+first.
 """
 
 from __future__ import annotations
@@ -73,8 +75,8 @@ def pack(ranked: list[ScoredItem], config: MemoryConfig) -> MemoryPack:
     """Apply the budgets and the overflow rule to `ranked` (best first), then lay the chosen
     items out by day, oldest first (`layout`). What a line costs counts its day's heading when
     it is the first of its day, and the budgets hold for the text as the model sees it. An
-    exchange that comes in takes the place of the facts of its turn already in: it says them
-    and more."""
+    exchange that comes in takes the place of the facts of its turn already in (it says them
+    and more), and a fact that says most of its turn's exchange takes the exchange's."""
     chosen: list[ScoredItem] = []
     per_day: Counter[date] = Counter()
     used = -1  # characters of the text so far; no newline before the first line
@@ -85,7 +87,7 @@ def pack(ranked: list[ScoredItem], config: MemoryConfig) -> MemoryPack:
         same_turn = [kept for kept in chosen if item.source and kept.item.source == item.source]
         if _said_already(item, [kept.item for kept in same_turn]):
             continue
-        replaced = same_turn if item.type is ItemType.EXCHANGE else []
+        replaced = _replaced_by(scored, same_turn)
         left = per_day - Counter(kept.item.updated_at.date() for kept in replaced)
         after = used - sum(_line_cost(kept.item, left) for kept in replaced)
         cost = _line_cost(item, left)
@@ -141,12 +143,36 @@ SAID_BY_FACT = 0.6
 def _said_already(item: MemoryItem, same_turn: list[MemoryItem]) -> bool:
     """Whether an item of the same turn already in the pack says what `item` says.
 
-    A fact is in the user's own words of its turn, so the turn's exchange says it. An exchange
-    is said by a fact of its turn only when the fact holds most of its words ("my name is
-    Marta"); "started a Spanish course, Tuesday nights, my accent is tragic" says more than
-    "The user's accent is tragic."
+    A fact is in the user's own words of its turn, so the turn's exchange says it, unless the
+    fact holds most of the exchange's words: then the fact takes the exchange's place
+    (`_replaced_by`), shorter and with an id to forget it by. An exchange is said by a fact
+    of its turn only when the fact holds most of its words ("my name is Marta"); "started a
+    Spanish course, Tuesday nights, my accent is tragic" says more than "The user's accent is
+    tragic."
     """
     if item.type is not ItemType.EXCHANGE:
-        return any(kept.type is ItemType.EXCHANGE for kept in same_turn)
-    said = term_set(said_and_answered(item.content)[0])
-    return any(len(said & term_set(kept.content)) >= SAID_BY_FACT * len(said) for kept in same_turn)
+        return any(
+            kept.type is ItemType.EXCHANGE and not _says_most_of(item, kept) for kept in same_turn
+        )
+    return any(_says_most_of(kept, item) for kept in same_turn)
+
+
+def _replaced_by(item: ScoredItem, same_turn: list[ScoredItem]) -> list[ScoredItem]:
+    """What `item` takes the place of in the pack: an exchange, the facts of its turn already
+    in (it says them and more); a fact, the exchange of its turn it says most of. Either way
+    the pack ends the same, whichever of the two came first."""
+    if item.item.type is ItemType.EXCHANGE:
+        return same_turn
+    return [
+        kept
+        for kept in same_turn
+        if kept.item.type is ItemType.EXCHANGE and _says_most_of(item.item, kept.item)
+    ]
+
+
+def _says_most_of(fact: MemoryItem, exchange: MemoryItem) -> bool:
+    """Whether `fact` holds `SAID_BY_FACT` of the user's words of `exchange`."""
+    if fact.type is ItemType.EXCHANGE:
+        return False
+    said = term_set(said_and_answered(exchange.content)[0])
+    return len(said & term_set(fact.content)) >= SAID_BY_FACT * len(said)

@@ -225,6 +225,15 @@ def test_an_exchange_is_skipped_when_a_fact_from_the_same_turn_is_in():
     assert bodies(packed) == ["The user's name is Marta.", "trip to Porto"]
 
 
+def test_a_fact_saying_most_of_its_turns_exchange_takes_its_place_whichever_comes_first():
+    fact = scored("The user's staging server is at 10.0.0.5.", 0.6, source="turn:a:1")
+    said = "User: remember that my staging server is at 10.0.0.5 → Assistant: noted"
+    episode = ScoredItem(item(said, ItemType.EXCHANGE, source="turn:a:1"), 0.7, 1)
+
+    assert bodies(pack([episode, fact], config())) == ["The user's staging server is at 10.0.0.5."]
+    assert bodies(pack([fact, episode], config())) == ["The user's staging server is at 10.0.0.5."]
+
+
 def test_rendered_lines_carry_type_date_and_id():
     fact = item("The user's server is at 10.0.0.5.")
     assert render_line(fact) == f"- [fact 2026-03-01 #{fact.id}] The user's server is at 10.0.0.5."
