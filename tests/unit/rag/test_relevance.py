@@ -50,8 +50,14 @@ def test_render_context_compacts_the_exchanges_it_shows():
 
 def test_what_memory_already_holds_is_dropped():
     memory = "- [2025-03-09] we found a place, two bedrooms in Bedminster"
-    kept = earned(block([RENTING, RAMEN]), "Which part of the city did we rent in?", memory)
+    question = "Which part of the city did we rent in?"
+    kept = earned(block([RENTING, RAMEN]), question, memory, ChunkRule(first=2))
     assert kept == block([RAMEN])
+
+
+def test_by_default_an_exchange_must_share_a_word_with_the_question():
+    question = "How much did the clay class cost?"
+    assert earned(block([RAMEN, RENTING, CLAY]), question, "") == block([CLAY])
 
 
 def test_the_servers_first_exchanges_stay_and_later_ones_need_a_shared_word():
@@ -99,7 +105,8 @@ def test_a_merged_fact_loses_the_parts_memory_holds():
     assert "- Vexmoor — Warehouse: the Vexmoor forklift key hangs behind the Quorlith" in kept
     whole = "Vexmoor — Alarm: The Vexmoor alarm code is 7319.<SEP>the Vexmoor alarm code is 7319"
     assert "Vexmoor — Alarm" not in earned(block([RAMEN], [whole]), question, memory)
-    assert earned(block([RAMEN], [merged]), question, "") == block([RAMEN], [merged])
+    whole_block = block([RAMEN], [merged])
+    assert earned(whole_block, question, "", ChunkRule(first=1)) == whole_block
     dated = "Vexmoor — Alarm: Date: 2026-12-05 05:07<SEP>The Vexmoor alarm code is 7319."
     assert "Vexmoor — Alarm" not in earned(block([RAMEN], [dated]), question, memory), (
         "a date is all that is left: it does not bear on the question"
