@@ -1,10 +1,10 @@
 """The long-conversation evaluation set (`bench/data/longconv.json`), as typed objects.
 
-Seven conversations of one user each with the assistant, told over 15 sessions spanning
-months (322-350 messages each), and 285 questions tagged with the ids of the messages that
-answer them. Split by conversation: `dev` (5, 205 questions) to tune on, `test` (2, 80
-questions) held out; the last two dev stories were added after the first retrieval changes,
-to tune on more than three lives. Written by
+Nine conversations of one user each with the assistant, told over 15 sessions spanning
+months (322-350 messages each), and 365 questions tagged with the ids of the messages that
+answer them. Split by conversation: `dev` (7, 285 questions) to tune on, `test` (2, 80
+questions) held out; the last four dev stories were added after the first retrieval changes
+(two, then two more), to tune on more than three lives. Written by
 `bench/longconv_generate.py` from the hand-written stories in `bench/longconv_stories.py`.
 """
 
