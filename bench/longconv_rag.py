@@ -17,8 +17,8 @@ Target, on test: both sections at least the best baseline's evidence recall + 0.
 `# Relevant Memory` shrunk to what it earns (`bot/rag/relevance.py`). `--dump FILE` appends
 each question's sections, for `bench/longconv_rag_rules.py` to replay rules on.
 
-A run indexes about 90 exchanges a conversation, 2-4 minutes each on two shared cores: all
-five took 15-19 minutes at load 5-10; `--conversations N` takes the first N of each split.
+A run indexes about 90 exchanges a conversation, 1.5-2 minutes each on two cores: seven took
+11 min 24 s at load ~1 (2026-12-05); `--conversations N` takes the first N of each split.
 """
 
 from __future__ import annotations
