@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -21,6 +22,13 @@ REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
 FOLDER_MARKERS = ("unit", "contract", "integration", "e2e", "system", "real_llm")
 """Each test is marked with the name of its folder, so `-m` and the folders always agree."""
+
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    # Started as a background job (`make test &`, nohup): SIGINT is ignored, every process the
+    # tests start would inherit that, and the tests of Ctrl+C (the terminal chat, `make
+    # lightrag`) would wait for an exit that never comes.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

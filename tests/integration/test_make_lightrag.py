@@ -84,6 +84,7 @@ def test_the_server_starts_from_the_example_answers_and_stops_on_ctrl_c(tmp_path
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             text=True,
+            start_new_session=True,  # its server with it, should it fail to stop on ctrl-c
         )
         try:
             output = read_until(process, "LightRAG is up at", 120)
@@ -97,7 +98,12 @@ def test_the_server_starts_from_the_example_answers_and_stops_on_ctrl_c(tmp_path
             assert answer.status_code == 200
         finally:
             process.send_signal(signal.SIGINT)
-            process.wait(60)
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)  # no server left running, then fail
+                process.wait(10)
+                raise
         with pytest.raises(httpx.ConnectError):
             httpx.get(f"{server.url}/health", timeout=5)  # the server went with the script
     assert (folder / "data" / "rag_storage").is_dir(), "WORKING_DIR from .env was used"
