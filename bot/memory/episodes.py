@@ -132,6 +132,15 @@ def said_and_answered(content: str) -> tuple[str, str]:
     return said.removeprefix(EXCHANGE_USER), answer
 
 
+def item_text(item: MemoryItem) -> str:
+    """What an item says, as its vector and the ranking of exchanges read it: for a past
+    exchange, the user's own words (the answer around them is mostly the assistant's
+    phrasing, which would pull every exchange towards every other)."""
+    if item.type is ItemType.EXCHANGE and item.content.startswith(EXCHANGE_USER):
+        return said_and_answered(item.content)[0]
+    return item.content
+
+
 def episode_line_text(content: str) -> str:
     """What `# Memory` shows of an episode: the user's words, and the answer only when it
     answered a question with a fact (`answer_adds_a_fact`): "Until 6 pm.", not "Okay, good

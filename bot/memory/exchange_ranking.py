@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from bot.memory.episodes import said_and_answered
-from bot.memory.model import ItemType, Layer, MemoryItem
+from bot.memory.episodes import item_text
+from bot.memory.model import Layer, MemoryItem
 from bot.memory.text import term_set
 
 EPISODE_RRF_K = 60
@@ -99,14 +99,9 @@ def _ranked(values: dict[str, float]) -> list[str]:
 
 def _is_short(item: MemoryItem) -> bool:
     """Whether the user's words of an exchange hold fewer than `SHORT_TERMS` content words."""
-    return len(term_set(_said(item))) < SHORT_TERMS
+    return len(term_set(item_text(item))) < SHORT_TERMS
 
 
 def _is_request(item: MemoryItem) -> bool:
     """Whether the user's words of an exchange ask the assistant for something (`REQUEST`)."""
-    return REQUEST.match(_said(item).lstrip()) is not None
-
-
-def _said(item: MemoryItem) -> str:
-    """An exchange's user words; any other item's text."""
-    return said_and_answered(item.content)[0] if item.type is ItemType.EXCHANGE else item.content
+    return REQUEST.match(item_text(item).lstrip()) is not None

@@ -20,8 +20,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from bot.config.model import EmbeddingsConfig
-from bot.memory.episodes import EXCHANGE_USER, said_and_answered
-from bot.memory.model import ItemType, MemoryItem
+from bot.memory.episodes import item_text
 from bot.memory.repository import Embedded, MemoryRepository
 from bot.ports.embeddings import EmbeddingError, EmbeddingPort, Vectors
 from bot.ports.health import StoreDown
@@ -109,14 +108,6 @@ def worth_embedding(message: str) -> bool:
     in Porto"). On the memory sets (390 questions) the rule leaves every question embedded."""
     text = message.strip()
     return not is_small_talk(text) or bool(_ASKS.search(text))
-
-
-def item_text(item: MemoryItem) -> str:
-    """What an item says: for a past exchange, the user's own words (the answer around them
-    is mostly the assistant's phrasing, which would pull every exchange towards every other)."""
-    if item.type is ItemType.EXCHANGE and item.content.startswith(EXCHANGE_USER):
-        return said_and_answered(item.content)[0]
-    return item.content
 
 
 class EmbeddingRest:
